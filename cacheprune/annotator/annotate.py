@@ -1,0 +1,88 @@
+"""annotate(): from one prefill's attention to the segments worth publishing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from cacheprune.annotator.config import AnnotatorConfig, RecomputeAboveShare, RecomputePolicy
+from cacheprune.annotator.sat import check_attention, raise_for_status
+from cacheprune.annotator.segmentation import choose_segments, score_segments
+from cacheprune.annotator.segments import Annotation, Segment
+
+
+def annotate(
+    attention: npt.NDArray[np.float32],
+    private_mask: npt.NDArray[np.bool_],
+    computed_mask: npt.NDArray[np.bool_],
+    config: AnnotatorConfig,
+) -> Annotation:
+    """Choose the self-contextualized segments of a prompt and the tokens to recompute in them.
+
+    `attention[r, c]` is what prompt token r paid to token c, averaged over the layers and heads
+    the engine chose; only the causal part (c <= r) of the rows of computed positions is read.
+    `private_mask[i]` marks private tokens, `computed_mask[i]` the positions computed in this
+    prefill (reused positions are never part of a new segment).
+    Called once per prefill, after it; pure (no state is kept or changed). O(n^2) time,
+    O(n) memory beyond the inputs.
+    """
+    matrix = check_attention(attention)
+    n = matrix.shape[0]
+    private = _check_mask("private_mask", private_mask, n)
+    computed = _check_mask("computed_mask", computed_mask, n)
+    eligible = computed & ~private
+    renormalize = config.sink_mode == "renormalize"
+    max_len = n if config.max_len is None else config.max_len
+
+    starts, ends, status, row = choose_segments(
+        matrix, eligible, config.sink_tokens, renormalize, config.ratio, config.min_len, max_len
+    )
+    raise_for_status(status, row)
+    shares, internal, external, private_attention = score_segments(
+        matrix, private, starts, ends, config.sink_tokens, renormalize
+    )
+
+    segments: list[Segment] = []
+    offset = 0
+    for k in range(starts.shape[0]):
+        start, end = int(starts[k]), int(ends[k])
+        token_shares = shares[offset : offset + end - start]
+        offset += end - start
+        segments.append(
+            Segment(
+                start=start,
+                end=end,
+                recompute=recompute_marks(token_shares, config.recompute),
+                internal=float(internal[k]),
+                external=float(external[k]),
+                private_attention=float(private_attention[k]),
+            )
+        )
+    return Annotation(segments=segments, num_tokens=n, num_eligible=int(eligible.sum()))
+
+
+def recompute_marks(
+    external_shares: npt.NDArray[np.float64], policy: RecomputePolicy
+) -> npt.NDArray[np.bool_]:
+    """Which tokens of one segment to recompute, given each token's external attention share."""
+    if isinstance(policy, RecomputeAboveShare):
+        return np.asarray(external_shares > policy.share, dtype=np.bool_)
+    marks = np.zeros(external_shares.shape[0], dtype=np.bool_)
+    num_marked = math.ceil(policy.fraction * external_shares.shape[0])
+    # Stable order keeps the earlier token first among equal shares: earlier tokens sit closer
+    # to the text before the segment.
+    order = np.argsort(-external_shares, kind="stable")[:num_marked]
+    marks[order] = external_shares[order] > 0.0
+    return marks
+
+
+def _check_mask(name: str, mask: object, n: int) -> npt.NDArray[np.bool_]:
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(mask).__name__}")
+    if mask.dtype != np.bool_:
+        raise ValueError(f"{name} must be a bool array, got {mask.dtype}")
+    if mask.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) to match attention, got {mask.shape}")
+    return np.ascontiguousarray(mask)

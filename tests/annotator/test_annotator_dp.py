@@ -1,0 +1,119 @@
+"""annotate() finds the best cover that an exhaustive search over all segmentations finds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from annotator_reference import (
+    best_cover,
+    direct_external,
+    direct_internal,
+    synthetic_attention,
+    treated,
+    valid_intervals,
+)
+from hypothesis import assume, event, given, settings
+from hypothesis import strategies as st
+
+from cacheprune.annotator import AnnotatorConfig, annotate
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(1, 14),
+    seed=st.integers(0, 2**32 - 1),
+    private=st.lists(st.booleans(), min_size=14, max_size=14),
+    computed=st.lists(st.booleans(), min_size=14, max_size=14),
+    density=st.sampled_from([0.0, 0.15, 0.4]),
+    min_len=st.integers(1, 5),
+    max_len=st.one_of(st.none(), st.integers(5, 9)),
+    ratio=st.sampled_from([0.25, 1.0, 3.0]),
+    sink_tokens=st.integers(0, 2),
+    sink_mode=st.sampled_from(["exclude", "renormalize"]),
+)
+def test_dp_matches_exhaustive_search(
+    n: int,
+    seed: int,
+    private: list[bool],
+    computed: list[bool],
+    density: float,
+    min_len: int,
+    max_len: int | None,
+    ratio: float,
+    sink_tokens: int,
+    sink_mode: str,
+) -> None:
+    # Masks are sparse-ish so that long eligible runs (the interesting case) come up often.
+    rng = np.random.default_rng(seed)
+    private_mask = np.array(private[:n]) & (rng.random(n) < density * 2)
+    computed_mask = ~(~np.array(computed[:n]) & (rng.random(n) < density * 2))
+    attention = synthetic_attention(n, seed, computed_mask)
+    config = AnnotatorConfig(
+        min_len=min_len, max_len=max_len, ratio=ratio, sink_tokens=sink_tokens,
+        sink_mode=sink_mode,  # type: ignore[arg-type]
+    )
+    weights = treated(attention, sink_tokens, sink_mode == "renormalize")
+    eligible = computed_mask & ~private_mask
+    intervals, closest = valid_intervals(
+        weights, eligible, min_len, n if max_len is None else max_len, ratio
+    )
+    # A candidate sitting on the threshold could go either way with a different summation order.
+    assume(closest > 1e-9)
+
+    annotation = annotate(attention, private_mask, computed_mask, config)
+
+    event(f"segments: {min(len(annotation.segments), 3)}")
+    event(f"cover: {'all' if annotation.num_covered == annotation.num_eligible else 'partial'}")
+    expected_covered, expected_negative_count = best_cover(n, intervals)
+    assert annotation.num_covered == expected_covered
+    assert len(annotation.segments) == -expected_negative_count
+    previous_end = 0
+    for segment in annotation.segments:
+        assert previous_end <= segment.start < segment.end <= n
+        previous_end = segment.end
+        assert (segment.start, segment.end) in intervals
+        assert not private_mask[segment.start : segment.end].any()
+        assert computed_mask[segment.start : segment.end].all()
+        assert segment.internal == pytest.approx(
+            direct_internal(weights, segment.start, segment.end), abs=1e-9
+        )
+        assert segment.external == pytest.approx(
+            direct_external(weights, segment.start, segment.end), abs=1e-9
+        )
+        on_private = weights[segment.start : segment.end, : segment.start][:, private_mask[
+            : segment.start
+        ]]
+        assert segment.private_attention == pytest.approx(float(on_private.sum()), abs=1e-9)
+    assert annotation.num_eligible == int(eligible.sum())
+
+
+def test_dp_covers_a_block_diagonal_document_in_its_blocks() -> None:
+    # Blocks [4, 24), [24, 44), [44, 64) attend only to themselves and the sink at column 0;
+    # a private token at 30 cuts the middle block. [31, 44) alone leans on 24..29 (external
+    # 7.03 > internal 5.97), but with the self-contained block after it, [31, 64) passes: the best
+    # cover is every token but the private one, in two segments.
+    n = 64
+    attention = np.zeros((n, n), dtype=np.float32)
+    for row in range(n):
+        block_start = 4 + 20 * ((row - 4) // 20) if row >= 4 else 0
+        attention[row, 0] = 0.5
+        attention[row, block_start : row + 1] += 0.5 / (row + 1 - block_start)
+    attention[0, 0] = 1.0
+    private_mask = np.zeros(n, dtype=bool)
+    private_mask[30] = True
+    computed_mask = np.ones(n, dtype=bool)
+    config = AnnotatorConfig(min_len=3, sink_tokens=1, ratio=1.0)
+
+    annotation = annotate(attention, private_mask, computed_mask, config)
+
+    assert [(s.start, s.end) for s in annotation.segments] == [(0, 30), (31, 64)]
+    assert annotation.segments[0].external == pytest.approx(0.0, abs=1e-12)
+    assert annotation.segments[1].external > 0.0
+    assert annotation.coverage == pytest.approx(63 / 63)
+
+    without_tail = annotate(
+        attention[:44, :44].copy(), private_mask[:44].copy(), computed_mask[:44].copy(), config
+    )
+    spans = [(s.start, s.end) for s in without_tail.segments]
+    assert spans[0] == (0, 30)
+    assert all(end - start < 13 for start, end in spans[1:])
