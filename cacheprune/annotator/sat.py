@@ -20,31 +20,68 @@ STATUS_EMPTY_ROW = 2
 
 
 @numba.njit(cache=True)
-def row_scale(
-    attention: npt.NDArray[np.float32], row: int, sink_tokens: int, renormalize: bool
+def sum_range(
+    attention: npt.NDArray[np.float32], row: int, col_start: int, col_end: int
+) -> tuple[float, float]:
+    """Float64 sum and minimum of attention[row, col_start:col_end]."""
+    # Four accumulators break the add-latency chain; this loop runs over most of the matrix.
+    acc0 = acc1 = acc2 = acc3 = 0.0
+    low0 = low1 = low2 = low3 = np.inf
+    col = col_start
+    while col + 4 <= col_end:
+        v0 = np.float64(attention[row, col])
+        v1 = np.float64(attention[row, col + 1])
+        v2 = np.float64(attention[row, col + 2])
+        v3 = np.float64(attention[row, col + 3])
+        acc0 += v0
+        acc1 += v1
+        acc2 += v2
+        acc3 += v3
+        low0 = min(low0, v0)
+        low1 = min(low1, v1)
+        low2 = min(low2, v2)
+        low3 = min(low3, v3)
+        col += 4
+    while col < col_end:
+        v0 = np.float64(attention[row, col])
+        acc0 += v0
+        low0 = min(low0, v0)
+        col += 1
+    return (acc0 + acc1) + (acc2 + acc3), min(min(low0, low1), min(low2, low3))
+
+
+@numba.njit(cache=True)
+def scale_for(
+    sink_sum: float, rest: float, low: float, renormalize: bool
 ) -> tuple[float, float, int]:
-    """Scale for the non-sink entries of `row`, their scaled total, and a status code.
+    """Scale for a row's non-sink entries, their scaled total, and a status code, from the raw
+    sums of its sink and non-sink entries and its smallest entry.
 
     With `renormalize` the non-sink entries are rescaled to sum to 1 (a row that put all its
     attention on sinks is left at zero: it depends on nothing but the sequence start).
     """
-    raw_total = 0.0
-    rest = 0.0
-    status = STATUS_OK
-    for col in range(row + 1):
-        value = np.float64(attention[row, col])
-        if not (value >= 0.0 and value < np.inf):
-            status = STATUS_BAD_VALUE
-        raw_total += value
-        if col >= sink_tokens:
-            rest += value
-    if status == STATUS_OK and raw_total <= 0.0:
-        status = STATUS_EMPTY_ROW
+    raw_total = sink_sum + rest
+    # A NaN or inf anywhere makes the total non-finite.
+    if not (low >= 0.0 and raw_total < np.inf):
+        return 0.0, 0.0, STATUS_BAD_VALUE
+    if raw_total <= 0.0:
+        return 0.0, 0.0, STATUS_EMPTY_ROW
     if not renormalize:
-        return 1.0, rest, status
+        return 1.0, rest, STATUS_OK
     if rest > 0.0:
-        return 1.0 / rest, 1.0, status
-    return 0.0, 0.0, status
+        return 1.0 / rest, 1.0, STATUS_OK
+    return 0.0, 0.0, STATUS_OK
+
+
+@numba.njit(cache=True)
+def row_scale(
+    attention: npt.NDArray[np.float32], row: int, sink_tokens: int, renormalize: bool
+) -> tuple[float, float, int]:
+    """`scale_for` of one causal row (columns 0..row)."""
+    sink_end = min(sink_tokens, row + 1)
+    sink_sum, sink_low = sum_range(attention, row, 0, sink_end)
+    rest, rest_low = sum_range(attention, row, sink_end, row + 1)
+    return scale_for(sink_sum, rest, min(sink_low, rest_low), renormalize)
 
 
 @numba.njit(cache=True)

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from cacheprune.annotator.sat import STATUS_OK, row_scale
+from cacheprune.annotator.sat import STATUS_OK, row_scale, scale_for, sum_range
 
 
 @numba.njit(cache=True)
@@ -48,19 +48,24 @@ def choose_segments(
             totals[end] = totals[row]
             run_start = end
             continue
-        scale, row_total, status = row_scale(attention, row, sink_tokens, renormalize)
+        # Raw prefix of this row's non-sink columns up to each start of the run, with the
+        # row's sums and minimum for the scale and the input check on the way.
+        sink_end = min(sink_tokens, end)
+        sink_sum, low = sum_range(attention, row, 0, sink_end)
+        first_counted = max(sink_end, run_start)
+        running, before_low = sum_range(attention, row, sink_end, first_counted)
+        low = min(low, before_low)
+        for start in range(run_start, first_counted):
+            run_prefix[start] = 0.0
+        for start in range(first_counted, end):
+            run_prefix[start] = running
+            value = np.float64(attention[row, start])
+            running += value
+            low = min(low, value)
+        scale, row_total, status = scale_for(sink_sum, running, low, renormalize)
         if status != STATUS_OK:
             return empty, empty, status, row
         totals[end] = totals[row] + row_total
-        # Prefix of this row up to each start i of the run: columns before the run first.
-        before_run = 0.0
-        for col in range(sink_tokens, run_start):
-            before_run += np.float64(attention[row, col])
-        running = before_run
-        for start in range(run_start, end):
-            run_prefix[start] = running
-            if start >= sink_tokens:
-                running += np.float64(attention[row, start])
         for start in range(run_start, end):
             external[start] += run_prefix[start] * scale
         lowest = max(run_start, end - max_len)
@@ -118,19 +123,19 @@ def score_segments(
     for k in range(num):
         num_covered += ends[k] - starts[k]
     shares = np.zeros(num_covered, dtype=np.float64)
+    private_columns = np.flatnonzero(private)
     offset = 0
     for k in range(num):
         start = starts[k]
         for row in range(start, ends[k]):
             scale, row_total, _ = row_scale(attention, row, sink_tokens, renormalize)
-            outside = 0.0
+            outside = sum_range(attention, row, min(sink_tokens, start), start)[0] * scale
             on_private = 0.0
-            for col in range(sink_tokens, start):
-                value = np.float64(attention[row, col])
-                outside += value
-                if private[col]:
-                    on_private += value
-            outside *= scale
+            for col in private_columns:
+                if col >= start:
+                    break
+                if col >= sink_tokens:
+                    on_private += np.float64(attention[row, col])
             external[k] += outside
             internal[k] += row_total - outside
             private_attention[k] += on_private * scale
