@@ -1,0 +1,61 @@
+"""What every detector shares: the span it reports, its interface, and its errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+
+class DetectorConfigError(ValueError):
+    """A detector, rule file or policy file is wrong; the message names what and where."""
+
+
+class DetectorUnavailableError(ImportError):
+    """An optional dependency of a detector is missing; the message names the extra to install."""
+
+
+@dataclass(slots=True, frozen=True)
+class Span:
+    """A private stretch of text: character offsets [start, end), never a copy of the text."""
+
+    entity: str
+    start: int
+    end: int
+    score: float
+    detector: str
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end <= self.start:
+            raise ValueError(
+                f"span offsets must satisfy 0 <= start < end, got [{self.start}, {self.end})"
+            )
+        if not 0.0 <= self.score <= 1.0:
+            raise ValueError(f"span score must lie in [0, 1], got {self.score}")
+
+    def shifted(self, offset: int) -> Span:
+        """The same span for a text that starts `offset` characters earlier."""
+        return Span(self.entity, self.start + offset, self.end + offset, self.score, self.detector)
+
+
+class Detector:
+    """Text in, spans out.
+
+    Called by `DetectorChain.run` once per scanned piece of a request, possibly from a worker
+    thread, so `detect` must not mutate shared state. It may raise: the chain then fails closed.
+    """
+
+    name: str = "detector"
+    # Options that are file paths: a policy file resolves them against its own folder, and the
+    # policy version hashes the files' contents (through describe()), not where they lie.
+    path_options: ClassVar[tuple[str, ...]] = ()
+
+    def detect(self, text: str) -> list[Span]:
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        """Everything that decides this detector's output, as plain JSON data.
+
+        The policy version hashes it, so a change to a rule file changes the version even when
+        the policy file that points at it did not change.
+        """
+        return {}

@@ -1,0 +1,138 @@
+"""Run several detectors over a request, union their spans, and fail closed on any fault."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from cacheprune.detectors.base import Detector, Span
+from cacheprune.detectors.thresholds import ScoreThresholds
+
+CharRange = tuple[int, int]
+
+
+@dataclass(slots=True)
+class DetectionResult:
+    """Spans found in one request. When `failed_closed`, the whole request must be private."""
+
+    spans: list[Span]
+    failed_closed: bool = False
+    reason: str | None = None
+    # Kept for debugging, never rendered into `reason`: its message may quote the text.
+    error: BaseException | None = field(default=None, repr=False)
+
+
+@dataclass(slots=True)
+class _Progress:
+    """What the worker thread has done so far; read by the caller after join()."""
+
+    current: str | None = None
+    spans: list[Span] = field(default_factory=list)
+    failure: str | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+
+def scan_pieces(text_length: int, public_ranges: Iterable[CharRange]) -> list[CharRange]:
+    """The parts of [0, text_length) outside every public range, in order."""
+    ranges = sorted(_checked_range(r, text_length) for r in public_ranges)
+    pieces: list[CharRange] = []
+    cursor = 0
+    for start, end in ranges:
+        if start > cursor:
+            pieces.append((cursor, start))
+        cursor = max(cursor, end)
+    if cursor < text_length:
+        pieces.append((cursor, text_length))
+    return pieces
+
+
+def _checked_range(char_range: CharRange, text_length: int) -> CharRange:
+    start, end = char_range
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= text_length):
+        raise ValueError(
+            f"public range {char_range!r} must be integers with 0 <= start <= end <= "
+            f"{text_length} (the text length)"
+        )
+    return start, end
+
+
+class DetectorChain:
+    """Runs detectors in order over the non-public parts of a text; spans are their union.
+
+    Called once per request, before any pool lookup. A detector that raises, returns a bad span
+    or overruns `timeout_s` (all detectors together) fails the request closed: the result says
+    why, and callers mask every token. `timeout_s=None` runs inline with no time budget.
+    """
+
+    def __init__(
+        self,
+        detectors: Sequence[Detector],
+        timeout_s: float | None = 5.0,
+        thresholds: ScoreThresholds | None = None,
+        allow_list: Iterable[str] = (),
+    ) -> None:
+        if not detectors:
+            raise ValueError("a DetectorChain needs at least one detector")
+        names = [d.name for d in detectors]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"detector names must be unique in a chain; repeated: {repeated}")
+        if timeout_s is not None and timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive or None, got {timeout_s}")
+        self.detectors = list(detectors)
+        self.timeout_s = timeout_s
+        self.thresholds = thresholds if thresholds is not None else ScoreThresholds()
+        self.allow_list = frozenset(" ".join(p.split()).casefold() for p in allow_list)
+
+    def run(self, text: str, public_ranges: Iterable[CharRange] = ()) -> DetectionResult:
+        pieces = scan_pieces(len(text), public_ranges)
+        progress = _Progress()
+        if self.timeout_s is None:
+            self._scan(text, pieces, progress)
+        else:
+            # NOTE: a Python thread cannot be killed; a hung detector keeps its daemon thread,
+            # but its late output goes to this call's own _Progress and is never read.
+            worker = threading.Thread(
+                target=self._scan, args=(text, pieces, progress), daemon=True,
+                name="cacheprune-detect",
+            )
+            worker.start()
+            worker.join(self.timeout_s)
+            if worker.is_alive():
+                return DetectionResult(
+                    [], True,
+                    f"detector '{progress.current}' did not finish within the chain's "
+                    f"time budget of {self.timeout_s} s",
+                )
+        if progress.failure is not None:
+            return DetectionResult([], True, progress.failure, progress.error)
+        assert progress.done
+        spans = [s for s in progress.spans if self._is_kept(text, s)]
+        spans.sort(key=lambda s: (s.start, s.end, s.entity, s.detector))
+        return DetectionResult(spans)
+
+    def _is_kept(self, text: str, span: Span) -> bool:
+        if not self.thresholds.passes(span.entity, span.score):
+            return False
+        return " ".join(text[span.start:span.end].split()).casefold() not in self.allow_list
+
+    def _scan(self, text: str, pieces: list[CharRange], progress: _Progress) -> None:
+        for detector in self.detectors:
+            progress.current = detector.name
+            for start, end in pieces:
+                try:
+                    found = detector.detect(text[start:end])
+                except Exception as exc:  # noqa: BLE001 - any fault must fail the request closed
+                    progress.failure = f"detector '{detector.name}' raised {type(exc).__name__}"
+                    progress.error = exc
+                    return
+                for span in found:
+                    if not isinstance(span, Span) or span.end > end - start:
+                        progress.failure = (
+                            f"detector '{detector.name}' returned a span outside its text"
+                        )
+                        return
+                    progress.spans.append(span.shifted(start))
+        progress.done = True

@@ -1,0 +1,117 @@
+"""A detection policy: one YAML file naming the detectors, thresholds, allow-list and widening.
+
+Its `policy_version` (SHA-256 of a canonical form, including the rule files it points at) is the
+identity the pool stores with every entry: KV published under one policy is never served
+under another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cacheprune.detectors.base import Detector, DetectorConfigError
+from cacheprune.detectors.chain import CharRange, DetectorChain
+from cacheprune.detectors.mask import TokenMask, mask_text
+from cacheprune.detectors.registry import build_detector, detector_class
+from cacheprune.detectors.thresholds import ScoreThresholds
+from cacheprune.detectors.yaml_io import read_yaml, validate
+
+_VERSION_TAG = "cacheprune-detector-policy/1"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DetectorEntry(_Strict):
+    detector: str = Field(min_length=1)  # a registered name or 'package.module:Class'
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class PolicySpec(_Strict):
+    version: Literal[1] = 1
+    detectors: list[DetectorEntry] = Field(min_length=1)
+    timeout_s: float | None = Field(default=5.0, gt=0.0)
+    widen: int = Field(default=0, ge=0, le=64)
+    default_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    allow_list: list[str] = Field(default_factory=list)
+
+
+@dataclass(slots=True)
+class DetectionPolicy:
+    """A loaded policy: its chain, how far to widen masks, and its version."""
+
+    chain: DetectorChain
+    widen: int
+    policy_version: str
+    source: str
+
+    def mask(
+        self,
+        text: str,
+        offsets: Sequence[tuple[int, int]],
+        public_ranges: Iterable[CharRange] = (),
+    ) -> TokenMask:
+        return mask_text(self.chain, text, offsets, public_ranges, self.widen)
+
+
+def default_policy_path() -> Path:
+    return Path(str(resources.files("cacheprune.detectors") / "rules" / "policy.yaml"))
+
+
+def load_policy(path: str | Path | None = None) -> DetectionPolicy:
+    """Load a policy file; None loads the one shipped with cacheprune (the default rules)."""
+    resolved = default_policy_path() if path is None else Path(path)
+    return policy_from_data(read_yaml(resolved), str(resolved), resolved.parent)
+
+
+def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
+    spec = validate(PolicySpec, data, source)
+    detectors: list[Detector] = []
+    described: list[dict[str, Any]] = []
+    for index, entry in enumerate(spec.detectors):
+        where = f"{source}: detectors[{index}] ('{entry.detector}')"
+        try:
+            path_options = detector_class(entry.detector).path_options
+            options = {
+                key: str(base_dir / value) if key in path_options and value is not None else value
+                for key, value in entry.options.items()
+            }
+            detector = build_detector(entry.detector, **options)
+        except DetectorConfigError as exc:
+            raise DetectorConfigError(f"{where}: {exc}") from exc
+        detectors.append(detector)
+        described.append({
+            "detector": entry.detector,
+            "options": {k: v for k, v in entry.options.items() if k not in path_options},
+            "describe": detector.describe(),
+        })
+    try:
+        chain = DetectorChain(
+            detectors,
+            timeout_s=spec.timeout_s,
+            thresholds=ScoreThresholds(spec.default_threshold, spec.thresholds),
+            allow_list=spec.allow_list,
+        )
+    except ValueError as exc:
+        raise DetectorConfigError(f"{source}: {exc}") from exc
+    canonical = {
+        "tag": _VERSION_TAG,
+        "policy": spec.model_dump(mode="json", exclude={"detectors"}),
+        "detectors": described,
+    }
+    return DetectionPolicy(chain, spec.widen, policy_version(canonical), source)
+
+
+def policy_version(canonical: dict[str, Any]) -> str:
+    encoded = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
