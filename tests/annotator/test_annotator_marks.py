@@ -1,0 +1,91 @@
+"""Recompute marks follow each token's external share, computed here by direct sums."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from annotator_reference import synthetic_attention, treated
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cacheprune.annotator import (
+    AnnotatorConfig,
+    RecomputeAboveShare,
+    RecomputeTopFraction,
+    annotate,
+)
+
+
+def reference_shares(weights: np.ndarray, start: int, end: int) -> np.ndarray:
+    shares = []
+    for row in range(start, end):
+        total = weights[row, : row + 1].sum()
+        shares.append(weights[row, :start].sum() / total if total > 0 else 0.0)
+    return np.array(shares)
+
+
+def _prompt(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    private_mask = rng.random(n) < 0.08
+    computed_mask = rng.random(n) < 0.95
+    return synthetic_attention(n, seed, computed_mask), private_mask, computed_mask
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    share=st.floats(0.0, 1.0),
+    sink_mode=st.sampled_from(["exclude", "renormalize"]),
+)
+def test_marks_above_share_match_direct_shares(seed: int, share: float, sink_mode: str) -> None:
+    attention, private_mask, computed_mask = _prompt(60, seed)
+    config = AnnotatorConfig(
+        min_len=4, ratio=0.5, sink_mode=sink_mode,  # type: ignore[arg-type]
+        recompute=RecomputeAboveShare(share=share),
+    )
+    weights = treated(attention, config.sink_tokens, sink_mode == "renormalize")
+
+    annotation = annotate(attention, private_mask, computed_mask, config)
+
+    for segment in annotation.segments:
+        shares = reference_shares(weights, segment.start, segment.end)
+        # Shares within float noise of the threshold may go either way.
+        clear = np.abs(shares - share) > 1e-9
+        np.testing.assert_array_equal(segment.recompute[clear], (shares > share)[clear])
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), fraction=st.floats(0.0, 1.0))
+def test_marks_top_fraction_take_the_largest_shares(seed: int, fraction: float) -> None:
+    attention, private_mask, computed_mask = _prompt(60, seed)
+    config = AnnotatorConfig(
+        min_len=4, ratio=0.5, recompute=RecomputeTopFraction(fraction=fraction)
+    )
+    weights = treated(attention, config.sink_tokens, renormalize=True)
+
+    annotation = annotate(attention, private_mask, computed_mask, config)
+
+    for segment in annotation.segments:
+        shares = reference_shares(weights, segment.start, segment.end)
+        positive = int((shares > 0).sum())
+        assert segment.num_recompute == min(math.ceil(fraction * segment.num_tokens), positive)
+        if segment.num_recompute and segment.num_recompute < segment.num_tokens:
+            assert shares[segment.recompute].min() >= shares[~segment.recompute].max() - 1e-12
+    covered = annotation.num_covered
+    expected_ratio = annotation.num_recompute / covered if covered else 0.0
+    assert annotation.recompute_ratio == expected_ratio
+
+
+def test_first_segment_of_a_prompt_needs_no_recompute() -> None:
+    # Nothing comes before position 0, so no token of a segment starting there leans outside.
+    attention = synthetic_attention(40, seed=5)
+    nothing = np.zeros(40, dtype=bool)
+    everything = np.ones(40, dtype=bool)
+    config = AnnotatorConfig(min_len=40, recompute=RecomputeAboveShare(share=0.0))
+
+    annotation = annotate(attention, nothing, everything, config)
+
+    assert [(s.start, s.end) for s in annotation.segments] == [(0, 40)]
+    assert annotation.segments[0].external == 0.0
+    assert annotation.recompute_ratio == 0.0
