@@ -1,0 +1,139 @@
+"""Find the pooled segments a request can reuse: scan, verify, choose the best cover.
+
+1. Rolling hashes of every window of K tokens inside the request's non-private runs.
+2. Windows whose hash is an entry-prefix key propose candidates; each is extended token by token
+   against the entry (the match may be a prefix of the entry, never past the run's end).
+3. The non-overlapping set covering the most tokens is chosen (`cover.best_cover`).
+4. Every chosen match is confirmed by SHA-256 over (model id, policy version, token bytes): the
+   reader's identity must equal the entry's. The rolling hash alone never decides anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from cacheprune.retriever.cover import best_cover
+from cacheprune.retriever.identity import (
+    SegmentHash,
+    TokenArray,
+    as_mask_array,
+    as_token_array,
+    segment_hash,
+)
+from cacheprune.retriever.index import IndexedSegment, PrefixIndex
+from cacheprune.retriever.rolling import window_hashes
+
+
+@dataclass(slots=True, frozen=True)
+class Match:
+    """`request[request_start : request_start + length] == entry.token_ids[:length]`."""
+
+    request_start: int
+    length: int
+    entry_hash: SegmentHash
+
+    @property
+    def request_end(self) -> int:
+        return self.request_start + self.length
+
+
+@dataclass(slots=True)
+class MatchResult:
+    """Matches in request order, plus what the scan saw on the way (for the pool's metrics)."""
+
+    matches: list[Match] = field(default_factory=list)
+    num_candidates: int = 0  # (window, entry) pairs proposed by the rolling hash
+    num_collisions: int = 0  # proposals whose tokens did not match for K tokens
+    num_metadata_mismatches: int = 0  # same tokens, another model id or policy version
+    num_verification_failures: int = 0  # chosen matches whose SHA-256 did not confirm
+
+    @property
+    def num_matched_tokens(self) -> int:
+        return sum(match.length for match in self.matches)
+
+
+def _common_prefix(request_part: TokenArray, entry_tokens: TokenArray) -> int:
+    limit = min(request_part.shape[0], entry_tokens.shape[0])
+    differs = np.flatnonzero(request_part[:limit] != entry_tokens[:limit])
+    return int(differs[0]) if differs.size else limit
+
+
+def _run_ends(private_mask: npt.NDArray[np.bool_], positions: npt.NDArray[np.intp]) -> list[int]:
+    """For each position, the index of the first private token at or after it (or the end)."""
+    private_positions = np.append(np.flatnonzero(private_mask), private_mask.shape[0])
+    return private_positions[np.searchsorted(private_positions, positions)].tolist()
+
+
+def _entry_prefix_hash(segment: IndexedSegment, length: int) -> SegmentHash:
+    if length == segment.num_tokens:
+        return segment.segment_hash
+    return segment_hash(segment.model_id, segment.policy_version, segment.token_ids[:length])
+
+
+def find_matches(
+    token_ids: Sequence[int] | npt.NDArray[np.integer],
+    private_mask: Sequence[bool] | npt.NDArray[np.bool_],
+    index: PrefixIndex,
+    model_id: str,
+    policy_version: str,
+) -> MatchResult:
+    """Reusable parts of a request: non-overlapping, each >= `index.window` tokens, most coverage.
+
+    Pure with respect to `index` (reads only). Private tokens are never hashed, compared or
+    matched: every match lies inside one run of non-private tokens.
+    """
+    tokens = as_token_array(token_ids)
+    mask = as_mask_array(private_mask, tokens.shape[0])
+    result = MatchResult()
+    window = index.window
+    if len(index) == 0 or tokens.shape[0] < window:
+        return result
+    hashes, is_valid = window_hashes(tokens, mask, window, index.base)
+    positions = np.flatnonzero(is_valid)
+    keys = hashes[positions].tolist()
+    hit = np.fromiter(index.present(keys), dtype=np.bool_, count=len(keys))
+    hit_positions = positions[hit]
+    if hit_positions.size == 0:
+        return result
+
+    starts: list[int] = []
+    lengths: list[int] = []
+    sources: list[IndexedSegment] = []
+    for start, run_end, key in zip(
+        hit_positions.tolist(), _run_ends(mask, hit_positions), hashes[hit_positions].tolist(),
+        strict=True,
+    ):
+        best: IndexedSegment | None = None
+        best_length = 0
+        for segment in index.candidates(key):
+            result.num_candidates += 1
+            length = _common_prefix(tokens[start:run_end], segment.token_ids)
+            if length < window:
+                result.num_collisions += 1
+                continue
+            if segment.model_id != model_id or segment.policy_version != policy_version:
+                result.num_metadata_mismatches += 1
+                continue
+            if length > best_length:
+                best, best_length = segment, length
+        if best is not None:
+            starts.append(start)
+            lengths.append(best_length)
+            sources.append(best)
+
+    chosen = best_cover(
+        np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64), window
+    )
+    for start, length, segment in zip(starts, chosen.tolist(), sources, strict=True):
+        if length == 0:
+            continue
+        reader_hash = segment_hash(model_id, policy_version, tokens[start : start + length])
+        if reader_hash != _entry_prefix_hash(segment, length):
+            result.num_verification_failures += 1
+            continue
+        result.matches.append(Match(start, length, segment.segment_hash))
+    return result

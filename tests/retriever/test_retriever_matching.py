@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference_matching import naive_best_coverage, naive_window_hash
+
+from cacheprune.retriever import (
+    IndexedSegment,
+    PrefixIndex,
+    as_token_array,
+    find_matches,
+    random_base,
+    segment_hash,
+)
+
+MODEL = "model-a"
+POLICY = "policy-1"
+
+
+def make_segment(tokens, model_id=MODEL, policy_version=POLICY):
+    token_array = as_token_array(tokens)
+    return IndexedSegment(
+        segment_hash(model_id, policy_version, token_array), token_array, model_id, policy_version
+    )
+
+
+def build_index(entries, window, base=None):
+    index = PrefixIndex(window, random_base() if base is None else base)
+    for tokens in entries:
+        segment = make_segment(tokens)
+        if segment.segment_hash not in index:
+            index.add(segment)
+    return index
+
+
+@st.composite
+def pools_and_requests(draw):
+    """Entries cut from a small-vocabulary corpus; requests stitched from their pieces."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    window = draw(st.integers(1, 5))
+    vocab = draw(st.integers(2, 6))
+    corpus = rng.integers(0, vocab, size=120).tolist()
+    entries = []
+    for _ in range(draw(st.integers(0, 8))):
+        start = int(rng.integers(0, 100))
+        length = int(rng.integers(window, window + 20))
+        entries.append(corpus[start : start + length])
+    entries = [e for e in entries if len(e) >= window]
+    request: list[int] = []
+    for _ in range(draw(st.integers(0, 6))):
+        if entries and rng.random() < 0.7:
+            entry = entries[int(rng.integers(0, len(entries)))]
+            request += entry[: int(rng.integers(1, len(entry) + 1))]
+        else:
+            request += rng.integers(0, vocab, size=int(rng.integers(1, 6))).tolist()
+    mask = (rng.random(len(request)) < draw(st.sampled_from([0.0, 0.05, 0.3]))).tolist()
+    return window, entries, request, mask
+
+
+@settings(max_examples=150, deadline=None)
+@given(pools_and_requests())
+def test_matches_equal_naive_substring_search(case):
+    window, entries, request, mask = case
+    index = build_index(entries, window)
+    result = find_matches(request, mask, index, MODEL, POLICY)
+    covered = 0
+    previous_end = 0
+    for match in result.matches:
+        entry = index.segment(match.entry_hash).token_ids.tolist()
+        part = request[match.request_start : match.request_end]
+        assert match.length >= window
+        assert match.request_start >= previous_end
+        assert part == entry[: match.length]
+        assert not any(mask[match.request_start : match.request_end])
+        previous_end = match.request_end
+        covered += match.length
+    assert covered == naive_best_coverage(request, mask, entries, window)
+    assert result.num_verification_failures == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_private_tokens_are_never_matched(seed):
+    rng = np.random.default_rng(seed)
+    entry = rng.integers(0, 3, size=40).tolist()
+    index = build_index([entry], 3)
+    request = entry * 2
+    mask = (rng.random(len(request)) < 0.15).tolist()
+    for match in find_matches(request, mask, index, MODEL, POLICY).matches:
+        assert not any(mask[match.request_start : match.request_end])
+
+
+def test_prefix_of_an_entry_matches_where_the_request_diverges():
+    entry = list(range(100, 150))
+    index = build_index([entry], 8)
+    request = [7, 7] + entry[:20] + [999] + entry[:30]
+    result = find_matches(request, [False] * len(request), index, MODEL, POLICY)
+    assert [(m.request_start, m.length) for m in result.matches] == [(2, 20), (23, 30)]
+
+
+def test_match_stops_at_a_private_token():
+    entry = list(range(100, 150))
+    index = build_index([entry], 8)
+    mask = [False] * 50
+    mask[25] = True
+    result = find_matches(entry, mask, index, MODEL, POLICY)
+    assert [(m.request_start, m.length) for m in result.matches] == [(0, 25)]
+
+
+def test_forced_rolling_hash_collision_never_matches():
+    # With base 1000, raising token K-2 by 1 and lowering token K-1 by 1000 keeps the window
+    # hash: a genuine collision of the real hash, not a fake one.
+    base, window = 1000, 6
+    entry = [5000, 5001, 5002, 5003, 5004, 5005, 5006, 5007]
+    request = entry[:4] + [entry[4] + 1, entry[5] - 1000] + entry[6:]
+    assert naive_window_hash(request[:window], base) == naive_window_hash(entry[:window], base)
+    index = build_index([entry], window, base=base)
+    result = find_matches(request, [False] * len(request), index, MODEL, POLICY)
+    assert result.matches == []
+    assert result.num_candidates == 1
+    assert result.num_collisions == 1
+
+
+@pytest.mark.parametrize("model_id, policy_version", [("model-b", POLICY), (MODEL, "policy-2")])
+def test_other_model_or_policy_gets_no_hit(model_id, policy_version):
+    entry = list(range(40))
+    index = build_index([entry], 8)
+    result = find_matches(entry, [False] * 40, index, model_id, policy_version)
+    assert result.matches == []
+    assert result.num_metadata_mismatches == 1
+
+
+def test_tampered_entry_fails_sha256_verification():
+    entry = as_token_array(list(range(40)))
+    segment = make_segment(entry)
+    index = PrefixIndex(8, random_base())
+    index.add(segment)
+    segment.token_ids[20] = 12345  # injected fault: tokens changed after the identity was set
+    request = segment.token_ids.tolist()
+    result = find_matches(request, [False] * 40, index, MODEL, POLICY)
+    assert result.matches == []
+    assert result.num_verification_failures == 1
+
+
+def test_identity_binds_model_and_policy_unambiguously():
+    tokens = as_token_array([1, 2, 3])
+    assert segment_hash("ab", "c", tokens) != segment_hash("a", "bc", tokens)
+    assert segment_hash("a", "b", tokens) != segment_hash("a", "b", tokens[:2])
+
+
+def test_index_remove_forgets_the_entry():
+    entry = list(range(30))
+    index = build_index([entry], 4)
+    (segment_hash_value,) = [make_segment(entry).segment_hash]
+    index.remove(segment_hash_value)
+    assert find_matches(entry, [False] * 30, index, MODEL, POLICY).matches == []
+    with pytest.raises(KeyError):
+        index.remove(segment_hash_value)
+
+
+def test_mask_of_wrong_length_is_refused():
+    index = build_index([list(range(10))], 4)
+    with pytest.raises(ValueError, match="one flag per token"):
+        find_matches(list(range(10)), [False] * 9, index, MODEL, POLICY)
