@@ -1,0 +1,181 @@
+"""The chain: union of detectors, thresholds, allow-list, public ranges, and failing closed."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from cacheprune.detectors import (
+    Detector,
+    DetectorChain,
+    DetectorConfigError,
+    RuleDetector,
+    ScoreThresholds,
+    Span,
+    available_detectors,
+    build_detector,
+    mask_text,
+    register_detector,
+    scan_pieces,
+)
+
+
+class SubstringDetector(Detector):
+    """A second, naive implementation: every occurrence of fixed words, found by str.find."""
+
+    def __init__(self, words: list[str], entity: str = "WORD", score: float = 1.0,
+                 name: str = "substring") -> None:
+        self.words, self.entity, self.score, self.name = words, entity, score, name
+
+    def detect(self, text: str) -> list[Span]:
+        spans = []
+        for word in self.words:
+            at = text.find(word)
+            while at != -1:
+                spans.append(Span(self.entity, at, at + len(word), self.score, self.name))
+                at = text.find(word, at + 1)
+        return spans
+
+
+class RaisingDetector(Detector):
+    name = "raising"
+
+    def detect(self, text: str) -> list[Span]:
+        raise RuntimeError(f"fault injected on purpose while scanning {text!r}")
+
+
+class HangingDetector(Detector):
+    """Blocks until released: a fault injected on purpose (a detector that never answers)."""
+
+    name = "hanging"
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def detect(self, text: str) -> list[Span]:
+        self.release.wait(30)
+        return []
+
+
+TEXT = "alpha beta gamma beta delta"
+
+
+def rules(**spec_overrides) -> RuleDetector:
+    spec = {"rules": [{"name": "beta", "entity": "WORD", "deny_list": ["beta"], "score": 0.7}]}
+    spec.update(spec_overrides)
+    return RuleDetector(spec=spec)
+
+
+def test_chain_is_the_union_of_its_detectors() -> None:
+    chain = DetectorChain([rules(), SubstringDetector(["gamma", "delta"])], timeout_s=None)
+    found = {(s.start, s.end) for s in chain.run(TEXT).spans}
+    expected = {(TEXT.find(w, i), TEXT.find(w, i) + len(w)) for w in ["beta", "gamma", "delta"]
+                for i in range(len(TEXT)) if TEXT.find(w, i) != -1}
+    assert found == expected
+
+
+def test_thresholds_and_allow_list() -> None:
+    detectors = [rules(), SubstringDetector(["gamma", "delta"], score=0.4)]
+    chain = DetectorChain(detectors, thresholds=ScoreThresholds(0.5, {"WORD": 0.6}),
+                          allow_list=["  BETA "])
+    assert chain.run(TEXT).spans == []
+    chain = DetectorChain(detectors, thresholds=ScoreThresholds(0.0, {"WORD": 0.5}))
+    assert {TEXT[s.start:s.end] for s in chain.run(TEXT).spans} == {"beta"}
+
+
+def test_public_ranges_are_not_scanned() -> None:
+    chain = DetectorChain([SubstringDetector(["beta"])])
+    first = TEXT.find("beta")
+    second = TEXT.find("beta", first + 1)
+    spans = chain.run(TEXT, public_ranges=[(0, first + 4)]).spans
+    assert [(s.start, s.end) for s in spans] == [(second, second + 4)]
+    # A word cut by a public range is no longer seen whole: the chain scans pieces only.
+    assert chain.run(TEXT, public_ranges=[(second + 2, second + 3)]).spans[1:] == []
+
+
+def test_scan_pieces_is_the_complement_of_the_public_ranges() -> None:
+    for ranges in ([], [(0, 5)], [(3, 7), (5, 9)], [(0, 27)], [(4, 4), (10, 12), (1, 2)]):
+        pieces = scan_pieces(27, ranges)
+        public = {i for a, b in ranges for i in range(a, b)}
+        scanned = [i for a, b in pieces for i in range(a, b)]
+        assert scanned == [i for i in range(27) if i not in public]
+    with pytest.raises(ValueError, match="public range"):
+        scan_pieces(10, [(5, 11)])
+
+
+def test_a_raising_detector_fails_closed_and_masks_everything() -> None:
+    chain = DetectorChain([SubstringDetector(["beta"]), RaisingDetector()])
+    result = chain.run(TEXT)
+    assert result.failed_closed and result.spans == []
+    assert result.reason == "detector 'raising' raised RuntimeError"
+    assert TEXT not in result.reason  # the reason never quotes the request
+    offsets = [(i, i + 1) for i in range(len(TEXT))]
+    masked = mask_text(chain, TEXT, offsets)
+    assert masked.mask.all() and masked.detection.failed_closed
+
+
+def test_a_hanging_detector_fails_closed_within_the_budget() -> None:
+    hanging = HangingDetector()
+    try:
+        chain = DetectorChain([SubstringDetector(["beta"]), hanging], timeout_s=0.2)
+        result = mask_text(chain, TEXT, [(0, 5), (5, 27)])
+    finally:
+        hanging.release.set()
+    assert result.detection.failed_closed
+    assert "'hanging' did not finish" in (result.detection.reason or "")
+    assert np.array_equal(result.mask, [True, True])
+
+
+def test_a_catastrophic_regex_times_out_at_run_time_and_fails_closed() -> None:
+    # Passes the load-time probe (which uses other inputs) but explodes on this text.
+    pattern = r"(?:x|xx)+y"
+    detector = RuleDetector(spec={"regex_timeout_s": 0.05, "rules": [
+        {"name": "slow", "entity": "X", "patterns": [{"regex": pattern, "score": 1.0}]}]})
+    result = DetectorChain([detector]).run("x" * 60)
+    assert result.failed_closed
+    assert result.reason == "detector 'rules' raised TimeoutError"
+
+
+def test_a_detector_returning_a_span_beyond_its_text_fails_closed() -> None:
+    class Liar(Detector):
+        name = "liar"
+
+        def detect(self, text: str) -> list[Span]:
+            return [Span("X", 0, len(text) + 5, 1.0, self.name)]
+
+    result = DetectorChain([Liar()]).run("short", public_ranges=[(2, 3)])
+    assert result.failed_closed and "outside its text" in (result.reason or "")
+
+
+def test_registry_builds_builtins_user_classes_and_import_paths() -> None:
+    assert {"rules", "presidio"} <= set(available_detectors())
+    assert isinstance(build_detector("rules"), RuleDetector)
+    register_detector("substring-test", SubstringDetector)
+    built = build_detector("substring-test", words=["beta"])
+    assert built.detect(TEXT)[0].start == TEXT.find("beta")
+    by_path = build_detector(f"{__name__}:SubstringDetector", words=["x"])
+    assert isinstance(by_path, SubstringDetector)
+
+
+def test_registry_errors_list_what_is_available() -> None:
+    with pytest.raises(DetectorConfigError, match=r"unknown detector 'nope'.*available: .*rules"):
+        build_detector("nope")
+    with pytest.raises(DetectorConfigError, match="module 'no_such_pkg.mod' was not found"):
+        build_detector("no_such_pkg.mod:Cls")
+    with pytest.raises(DetectorConfigError, match="is not a Detector class"):
+        build_detector("collections:OrderedDict")
+    with pytest.raises(DetectorConfigError, match="does not accept options"):
+        build_detector("rules", colour="red")
+    with pytest.raises(ValueError, match="already exists"):
+        register_detector("rules", SubstringDetector)
+
+
+def test_chain_rejects_bad_construction() -> None:
+    with pytest.raises(ValueError, match="at least one detector"):
+        DetectorChain([])
+    with pytest.raises(ValueError, match="repeated"):
+        DetectorChain([SubstringDetector([]), SubstringDetector([])])
+    with pytest.raises(ValueError, match="timeout_s must be positive"):
+        DetectorChain([SubstringDetector([])], timeout_s=0)
