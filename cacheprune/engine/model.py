@@ -1,0 +1,301 @@
+"""A compact Llama-family transformer (RMSNorm, RoPE, GQA, SwiGLU, optional QKV bias).
+
+One forward primitive serves prefill and decode: compute the tokens at `positions`, write
+their K/V into the sequence's buffer, and let each attend causally to every key at a position
+at or before its own — reused (cached) or computed in this pass alike.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from cacheprune.engine.config import ModelConfig, ModelLoadError
+from cacheprune.engine.plan import AttentionCapture, KVBuffer, PrefillPlan, PrefillResult
+from cacheprune.engine.rope import apply_rope, cos_sin, inverse_frequencies, move_keys
+
+# Query rows per chunk when attention probabilities are materialized for capture: bounds the
+# scores tensor to heads x chunk x n floats (9 x 256 x 4096 x 4 B = 38 MB at 4k tokens).
+_CAPTURE_CHUNK = 256
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class _CaptureState:
+    """Accumulates the head-averaged attention of the captured layers into one n x n matrix."""
+
+    def __init__(self, n: int, layers: frozenset[int], heads: torch.Tensor | None) -> None:
+        self.matrix = torch.zeros(n, n)
+        self.layers = layers
+        self.heads = heads
+        self.weight = 1.0 / max(len(layers), 1)
+
+
+class Attention(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.num_heads = config.num_heads
+        self.num_kv_heads = config.num_kv_heads
+        self.head_dim = config.head_dim
+        qkv_out = (config.num_heads + 2 * config.num_kv_heads) * config.head_dim
+        # NOTE: Q, K and V share one matmul (fused); loading splits nothing, it concatenates.
+        self.qkv = nn.Linear(config.hidden_size, qkv_out, bias=config.qkv_bias)
+        self.o_proj = nn.Linear(config.num_heads * config.head_dim, config.hidden_size, bias=False)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        positions: torch.Tensor,
+        layer_keys: torch.Tensor,
+        layer_values: torch.Tensor,
+        kv_len: int,
+        capture: _CaptureState | None,
+    ) -> torch.Tensor:
+        m = x.shape[0]
+        q_size, kv_size = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        q, k, v = self.qkv(x).split([q_size, kv_size, kv_size], dim=-1)
+        q = apply_rope(q.view(m, self.num_heads, self.head_dim).transpose(0, 1), cos, sin)
+        k = apply_rope(k.view(m, self.num_kv_heads, self.head_dim).transpose(0, 1), cos, sin)
+        v = v.view(m, self.num_kv_heads, self.head_dim).transpose(0, 1)
+        contiguous = m == kv_len or int(positions[-1]) - int(positions[0]) == m - 1
+        if contiguous:
+            start = int(positions[0])
+            layer_keys[:, start : start + m] = k
+            layer_values[:, start : start + m] = v
+        else:
+            layer_keys[:, positions] = k
+            layer_values[:, positions] = v
+        keys, values = layer_keys[:, :kv_len], layer_values[:, :kv_len]
+        if capture is not None:
+            out = self._attention_with_capture(q, keys, values, positions, capture)
+        else:
+            out = self._attention(q, keys, values, positions, kv_len)
+        return self.o_proj(out.transpose(0, 1).reshape(m, q_size))
+
+    def _attention(
+        self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+        positions: torch.Tensor, kv_len: int,
+    ) -> torch.Tensor:
+        m = q.shape[1]
+        if m == kv_len:  # every token computed: plain causal attention
+            mask, is_causal = None, True
+        elif m == 1 and int(positions[0]) == kv_len - 1:  # one new token sees everything
+            mask, is_causal = None, False
+        else:
+            mask = torch.arange(kv_len)[None, :] <= positions[:, None]
+            is_causal = False
+        out = F.scaled_dot_product_attention(
+            q[None], keys[None], values[None], attn_mask=mask, is_causal=is_causal,
+            enable_gqa=True,
+        )
+        return out[0]
+
+    def _attention_with_capture(
+        self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+        positions: torch.Tensor, capture: _CaptureState,
+    ) -> torch.Tensor:
+        """Attention with explicit probabilities, chunked over query rows; the head-averaged
+        probabilities of each chunk are added to the capture matrix."""
+        group = self.num_heads // self.num_kv_heads
+        m = q.shape[1]
+        grouped = q.reshape(self.num_kv_heads, group, m, self.head_dim)
+        out = torch.empty_like(grouped)
+        scale = 1.0 / math.sqrt(self.head_dim)
+        for a in range(0, m, _CAPTURE_CHUNK):
+            b = min(a + _CAPTURE_CHUNK, m)
+            rows = positions[a:b]
+            width = int(rows[-1]) + 1  # positions ascend: later keys are masked for the chunk
+            chunk = grouped[:, :, a:b].reshape(self.num_kv_heads, group * (b - a), self.head_dim)
+            scores = torch.bmm(chunk, keys[:, :width].transpose(1, 2)).mul_(scale)
+            scores = scores.view(self.num_kv_heads, group, b - a, width)
+            future = torch.arange(width)[None, :] > rows[:, None]
+            probs = scores.masked_fill_(future, float("-inf")).softmax(dim=-1)
+            flat = probs.view(self.num_kv_heads, group * (b - a), width)
+            out[:, :, a:b] = torch.bmm(flat, values[:, :width]).view(
+                self.num_kv_heads, group, b - a, self.head_dim
+            )
+            per_head = probs.reshape(self.num_heads, b - a, width)
+            if capture.heads is not None:
+                per_head = per_head[capture.heads]
+            capture.matrix[rows, :width] += per_head.mean(dim=0) * capture.weight
+        return out.view(self.num_heads, m, self.head_dim)
+
+
+class MLP(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.gate_up = nn.Linear(config.hidden_size, 2 * config.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate, up = self.gate_up(x).chunk(2, dim=-1)
+        return self.down_proj(F.silu(gate) * up)
+
+
+class Block(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.attn = Attention(config)
+        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.mlp = MLP(config)
+
+
+class Transformer(nn.Module):
+    def __init__(self, config: ModelConfig, model_id: str = "unnamed") -> None:
+        super().__init__()
+        self.config = config
+        self.model_id = model_id
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.layers = nn.ModuleList(Block(config) for _ in range(config.num_layers))
+        self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        if config.tie_embeddings:
+            self.lm_head.weight = self.embed_tokens.weight
+        self.inv_freq: torch.Tensor
+        self.register_buffer("inv_freq", inverse_frequencies(config), persistent=False)
+
+    @torch.inference_mode()
+    def prefill(
+        self,
+        plan: PrefillPlan,
+        capture: AttentionCapture | None = None,
+        capacity: int | None = None,
+        all_logits: bool = False,
+    ) -> PrefillResult:
+        """Run one prefill under `plan`. `capacity` reserves KV room for decoding after it."""
+        plan.validate(self.config)
+        n = plan.num_tokens
+        kv = KVBuffer.allocate(self.config, max(capacity or n, n))
+        for span in plan.reused:
+            new_positions = torch.arange(span.start, span.end)
+            kv.keys[:, :, span.start : span.end] = move_keys(
+                span.keys, self.inv_freq, span.source_positions, new_positions
+            )
+            kv.values[:, :, span.start : span.end] = span.values
+        compute = plan.compute_mask()
+        positions = compute.nonzero().squeeze(1)
+        state = None
+        if capture is not None:
+            state = _CaptureState(
+                n, capture.layer_set(self.config), capture.head_index(self.config)
+            )
+        hidden = self._run(plan.token_ids[positions], positions, kv, n, state)
+        kv.length = n
+        covered = plan.reused_mask()
+        logits = self.lm_head(hidden if all_logits else hidden[-1])
+        return PrefillResult(
+            logits=logits,
+            kv=kv,
+            computed_positions=positions,
+            num_reused=int((covered & ~compute).sum()),
+            num_recomputed=int((covered & compute).sum()),
+            num_computed=int((~covered).sum()),
+            attention=None if state is None else state.matrix,
+        )
+
+    @torch.inference_mode()
+    def decode_step(self, token_id: int, kv: KVBuffer) -> torch.Tensor:
+        """Append one token at position kv.length; returns its next-token logits."""
+        if kv.length >= kv.capacity:
+            raise ValueError(f"KV buffer full ({kv.capacity} tokens): no room to decode")
+        if kv.length >= self.config.max_context:
+            raise ValueError(f"context of {self.config.max_context} tokens exhausted")
+        positions = torch.tensor([kv.length])
+        hidden = self._run(torch.tensor([token_id]), positions, kv, kv.length + 1, None)
+        kv.length += 1
+        return self.lm_head(hidden[-1])
+
+    def _run(
+        self, token_ids: torch.Tensor, positions: torch.Tensor, kv: KVBuffer, kv_len: int,
+        capture: _CaptureState | None,
+    ) -> torch.Tensor:
+        cos, sin = cos_sin(self.inv_freq, positions)
+        x = self.embed_tokens(token_ids)
+        for i, layer in enumerate(self.layers):
+            assert isinstance(layer, Block)
+            layer_capture = capture if capture is not None and i in capture.layers else None
+            x = x + layer.attn(
+                layer.input_layernorm(x), cos, sin, positions,
+                kv.keys[i], kv.values[i], kv_len, layer_capture,
+            )
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        return self.norm(x)
+
+    @torch.inference_mode()
+    def logits(self, token_ids: torch.Tensor | list[int]) -> torch.Tensor:
+        """Plain forward pass: next-token logits for every prompt position [n, vocab]."""
+        return self.prefill(PrefillPlan.full(token_ids), all_logits=True).logits
+
+    @classmethod
+    def from_state_dict(
+        cls, config: ModelConfig, state: dict[str, torch.Tensor], model_id: str
+    ) -> Transformer:
+        """Build from Hugging Face parameter names (fusing Q/K/V and gate/up on the way)."""
+        # NOTE: built on the meta device and then given the loaded tensors: a random init of
+        # every Linear costs seconds and is overwritten anyway.
+        with torch.device("meta"):
+            model = cls(config, model_id)
+        own: dict[str, torch.Tensor] = {}
+        take = _Taker(state)
+        own["embed_tokens.weight"] = take("model.embed_tokens.weight")
+        own["norm.weight"] = take("model.norm.weight")
+        own["lm_head.weight"] = (
+            own["embed_tokens.weight"] if config.tie_embeddings else take("lm_head.weight")
+        )
+        for i in range(config.num_layers):
+            p = f"model.layers.{i}."
+            attn = p + "self_attn."
+            own[f"layers.{i}.attn.qkv.weight"] = torch.cat(
+                [take(attn + f"{x}_proj.weight") for x in "qkv"]
+            )
+            if config.qkv_bias:
+                own[f"layers.{i}.attn.qkv.bias"] = torch.cat(
+                    [take(attn + f"{x}_proj.bias") for x in "qkv"]
+                )
+            own[f"layers.{i}.attn.o_proj.weight"] = take(attn + "o_proj.weight")
+            own[f"layers.{i}.mlp.gate_up.weight"] = torch.cat(
+                [take(p + "mlp.gate_proj.weight"), take(p + "mlp.up_proj.weight")]
+            )
+            own[f"layers.{i}.mlp.down_proj.weight"] = take(p + "mlp.down_proj.weight")
+            own[f"layers.{i}.input_layernorm.weight"] = take(p + "input_layernorm.weight")
+            own[f"layers.{i}.post_attention_layernorm.weight"] = take(
+                p + "post_attention_layernorm.weight"
+            )
+        expected = model.state_dict()
+        for name, tensor in own.items():
+            if tensor.shape != expected[name].shape:
+                raise ModelLoadError(
+                    f"weight for {name} has shape {tuple(tensor.shape)}, the config implies "
+                    f"{tuple(expected[name].shape)}"
+                )
+        model.load_state_dict(own, assign=True)
+        if config.tie_embeddings:
+            model.lm_head.weight = model.embed_tokens.weight
+        model.inv_freq = inverse_frequencies(config)
+        return model.eval()
+
+
+class _Taker:
+    """Fetch named tensors from a state dict with an error that names the missing weight."""
+
+    def __init__(self, state: dict[str, torch.Tensor]) -> None:
+        self.state = state
+
+    def __call__(self, name: str) -> torch.Tensor:
+        if name not in self.state:
+            raise ModelLoadError(f"weight {name!r} missing from the checkpoint")
+        return self.state[name].float()
