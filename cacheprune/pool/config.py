@@ -1,0 +1,95 @@
+"""Pool settings: the KV shape it stores, its budget, lifetime and backpressure policy."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from cacheprune.pool.errors import PoolConfigError
+
+BackpressureMode = Literal["wait", "skip"]
+
+# Per-token bookkeeping an entry stores beside its KV: uint32 token id, int64 position, bool
+# recompute mark. Counted in the budget so that "bytes in use" is what the entries really hold.
+TOKEN_METADATA_BYTES = 4 + 8 + 1
+KV_DTYPE_BYTES = 4  # the engine hands the pool float32 K and V
+
+
+@dataclass(slots=True, frozen=True)
+class KVShape:
+    """Shape of one token's KV: `keys`/`values` are [num_layers, num_kv_heads, tokens, head_dim]."""
+
+    num_layers: int
+    num_kv_heads: int
+    head_dim: int
+
+    def __post_init__(self) -> None:
+        for name in ("num_layers", "num_kv_heads", "head_dim"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise PoolConfigError(f"KVShape.{name} must be a positive int, got {value!r}")
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return 2 * self.num_layers * self.num_kv_heads * self.head_dim * KV_DTYPE_BYTES
+
+    @property
+    def entry_bytes_per_token(self) -> int:
+        """What one pooled token costs against the budget: its K, V and bookkeeping."""
+        return self.kv_bytes_per_token + TOKEN_METADATA_BYTES
+
+
+@dataclass(slots=True, frozen=True)
+class PoolConfig:
+    """Settings of one pool; `KVPool` checks at construction that the budget is large enough.
+
+    `min_entry_tokens` is the retriever's window K: shorter entries are refused and shorter
+    matches are never made. `ttl_s=None` keeps entries until evicted or invalidated.
+    Backpressure: when the bytes pinned by leases plus a new entry would exceed
+    `backpressure_utilization` of the budget, publishing waits up to `backpressure_wait_s` for
+    leases to be released ("wait") or is skipped at once ("skip"); it never over-commits.
+    `audit_log_path=None` disables the audit log (the metrics stay on).
+    """
+
+    kv_shape: KVShape
+    budget_bytes: int
+    max_context_tokens: int
+    min_entry_tokens: int = 64
+    ttl_s: float | None = 3600.0
+    backpressure_utilization: float = 0.9
+    backpressure_mode: BackpressureMode = "skip"
+    backpressure_wait_s: float = 1.0
+    audit_log_path: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.budget_bytes, int) or self.budget_bytes <= 0:
+            raise PoolConfigError(f"budget_bytes must be a positive int, got {self.budget_bytes!r}")
+        if not isinstance(self.max_context_tokens, int) or self.max_context_tokens <= 0:
+            raise PoolConfigError(
+                f"max_context_tokens must be a positive int, got {self.max_context_tokens!r}"
+            )
+        if not 1 <= self.min_entry_tokens <= self.max_context_tokens:
+            raise PoolConfigError(
+                f"min_entry_tokens must lie in [1, max_context_tokens={self.max_context_tokens}], "
+                f"got {self.min_entry_tokens}"
+            )
+        if self.ttl_s is not None and not (self.ttl_s > 0 and math.isfinite(self.ttl_s)):
+            raise PoolConfigError(f"ttl_s must be positive and finite or None, got {self.ttl_s}")
+        if not 0 < self.backpressure_utilization <= 1:
+            raise PoolConfigError(
+                f"backpressure_utilization must lie in (0, 1], got {self.backpressure_utilization}"
+            )
+        if self.backpressure_mode not in ("wait", "skip"):
+            raise PoolConfigError(
+                f"backpressure_mode must be 'wait' or 'skip', got {self.backpressure_mode!r}"
+            )
+        if not (self.backpressure_wait_s >= 0 and math.isfinite(self.backpressure_wait_s)):
+            raise PoolConfigError(
+                f"backpressure_wait_s must be >= 0 and finite, got {self.backpressure_wait_s}"
+            )
+
+    @property
+    def required_bytes(self) -> int:
+        """The budget that holds one maximum-length context."""
+        return self.max_context_tokens * self.kv_shape.entry_bytes_per_token
