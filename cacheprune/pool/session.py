@@ -100,7 +100,9 @@ class PoolSession:
         else:
             self.discard_reason = reason
             self.state = SessionState.DISCARDED
-            self.pool._reject(self.request_id, staged, reason)
+            # A read-only request that simply never committed rejected nothing worth auditing.
+            if staged or reason != "not_committed":
+                self.pool._reject(self.request_id, staged, reason)
 
     def _discard_reason(self, exc_type: type[BaseException] | None) -> str | None:
         # Exception class names only: messages may quote the prompt.
