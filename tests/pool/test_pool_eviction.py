@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pool_helpers import BYTES_PER_TOKEN, MODEL, POLICY, ManualClock, make_pool, publish, segment
 
+from cacheprune.pool import KVPool
 from cacheprune.retriever import as_token_array, segment_hash
 
 NO_MASK = np.zeros(8, dtype=bool)
@@ -175,3 +176,25 @@ def test_backpressure_wait_gives_up_after_its_limit():
     with pool.session("reader", MODEL, POLICY) as session:
         session.lookup(segment(100, 8), NO_MASK)
         assert publish(pool, segment(200, 8)).published == []
+
+
+@pytest.mark.parametrize("second_tokens, first_survives", [(7, True), (8, True), (9, False)])
+def test_budget_boundary_one_token_below_exact_and_above(second_tokens, first_survives):
+    pool = make_pool(budget_tokens=16, backpressure_utilization=1.0)
+    publish(pool, segment(100, 8))
+    publish(pool, segment(500, second_tokens))
+    assert (hash_of(segment(100, 8)) in pool) == first_survives
+    expected_tokens = second_tokens + (8 if first_survives else 0)
+    assert pool.bytes_in_use == expected_tokens * BYTES_PER_TOKEN
+
+
+def test_forced_rolling_hash_collision_is_not_served():
+    # Base 1000: +1 on the second-to-last window token and -1000 on the last keep the hash.
+    config = make_pool(budget_tokens=64).config
+    pool = KVPool(config, hash_base=1000)
+    stored = [5000, 5001, 5002, 5003, 5004, 5005]
+    publish(pool, stored)
+    probe = [5000, 5001, 5003, 4003, 5004, 5005]
+    with pool.session("prober", MODEL, POLICY) as session:
+        assert session.lookup(probe, np.zeros(6, dtype=bool)) == []
+    assert "cacheprune_pool_hash_collisions_total 1.0" in pool.metrics_text()
