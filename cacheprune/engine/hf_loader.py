@@ -31,6 +31,9 @@ def read_config(folder: Path) -> ModelConfig:
         raise ModelLoadError(
             f"{path}: unknown architecture {names!r}; supported: {', '.join(_ARCHITECTURES)}"
         )
+    # NOTE: transformers 5 writes RoPE settings (theta included) under "rope_parameters";
+    # older folders use top-level "rope_theta" and "rope_scaling". Both are read.
+    rope = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
     try:
         num_heads = int(raw["num_attention_heads"])
         hidden = int(raw["hidden_size"])
@@ -44,21 +47,19 @@ def read_config(folder: Path) -> ModelConfig:
             num_kv_heads=int(raw.get("num_key_value_heads") or num_heads),
             head_dim=int(raw.get("head_dim") or hidden // num_heads),
             max_context=int(raw["max_position_embeddings"]),
-            rope_theta=float(raw.get("rope_theta", 10000.0)),
+            rope_theta=float(raw.get("rope_theta") or rope.get("rope_theta") or 10000.0),
             rms_norm_eps=float(raw["rms_norm_eps"]),
             qkv_bias=arch == "qwen2" or bool(raw.get("attention_bias", False)),
             tie_embeddings=bool(raw.get("tie_word_embeddings", False)),
-            rope_scaling=_rope_scaling(raw.get("rope_scaling"), path),
+            rope_scaling=_rope_scaling(rope, path),
         )
     except KeyError as exc:
         raise ModelLoadError(f"{path}: missing field {exc.args[0]!r}") from exc
 
 
-def _rope_scaling(raw: dict[str, Any] | None, path: Path) -> RopeScaling | None:
-    if not raw:
-        return None
+def _rope_scaling(raw: dict[str, Any], path: Path) -> RopeScaling | None:
     kind = raw.get("rope_type") or raw.get("type")
-    if kind == "default":
+    if kind in (None, "default"):
         return None
     if kind == "linear":
         return RopeScaling("linear", float(raw["factor"]))

@@ -1,0 +1,134 @@
+"""Prefill plans: reuse, rotation to new positions and recomputation are exact where the
+math says they must be. References: transformers on the same weights, and our own plain
+forward pass (itself checked against transformers in test_engine_reference)."""
+
+from __future__ import annotations
+
+import torch
+
+from cacheprune.engine import PrefillPlan, ReusedSpan, SamplingParams, generate
+from cacheprune.engine.rope import move_keys
+
+ATOL = 2e-3
+TEXT = (
+    "Attention layers mix information across tokens, so a cached key is only valid in the "
+    "context it was computed in. Rotary embeddings make the position part of that key a pure "
+    "rotation, which is why a key can be moved to a new position exactly. "
+) * 4
+
+
+def _ids(tokenizer):
+    return torch.tensor(tokenizer.encode(TEXT).ids)
+
+
+def test_nothing_reused_equals_plain_forward(default_model):
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)
+    result = model.prefill(PrefillPlan(ids, reused=[]), all_logits=True)
+    assert (result.num_reused, result.num_recomputed, result.num_computed) == (0, 0, len(ids))
+    assert torch.equal(result.computed_positions, torch.arange(len(ids)))
+    torch.testing.assert_close(result.logits, model.logits(ids), atol=ATOL, rtol=0)
+
+
+def test_reused_prefix_equals_full_forward(default_model, hf_reference):
+    """Prefix caching: the first p tokens' KV from a previous pass, the rest computed."""
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)
+    full = model.prefill(PrefillPlan.full(ids), all_logits=True)
+    p = 150
+    span = ReusedSpan(0, full.keys[:, :, :p].clone(), full.values[:, :, :p].clone(),
+                      torch.arange(p))
+    reused = model.prefill(PrefillPlan(ids, [span]), all_logits=True)
+    assert (reused.num_reused, reused.num_computed) == (p, len(ids) - p)
+    with torch.no_grad():
+        reference = hf_reference(ids[None]).logits[0]
+    torch.testing.assert_close(reused.logits, reference[p:], atol=ATOL, rtol=0)
+    torch.testing.assert_close(reused.keys, full.keys, atol=ATOL, rtol=0)
+    torch.testing.assert_close(reused.values, full.values, atol=ATOL, rtol=0)
+
+
+def test_rotated_segment_equals_kv_computed_at_new_positions(default_model, hf_reference):
+    """KV of a sequence computed at positions 0.. and rotated to q.. equals transformers' KV
+    for the same tokens computed directly at q.. (RoPE is relative: same context, shifted)."""
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)[:200]
+    shift = 1234
+    ours = model.prefill(PrefillPlan.full(ids))
+    with torch.no_grad():
+        out = hf_reference(ids[None], position_ids=torch.arange(shift, shift + len(ids))[None],
+                           use_cache=True)
+    ref_keys = torch.stack([layer.keys[0] for layer in out.past_key_values.layers])
+    ref_values = torch.stack([layer.values[0] for layer in out.past_key_values.layers])
+    moved = move_keys(ours.keys, model.inv_freq, torch.arange(len(ids)),
+                      torch.arange(shift, shift + len(ids)))
+    torch.testing.assert_close(moved, ref_keys, atol=ATOL, rtol=0)
+    torch.testing.assert_close(ours.values, ref_values, atol=ATOL, rtol=0)
+
+
+def test_segment_reused_from_other_positions_is_exact(default_model, hf_reference):
+    """A prefix whose KV transformers computed at positions 500.. (stored with those
+    positions) and that our prefill reuses at 0.. gives the logits of computing in place."""
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)
+    p, shift = 120, 500
+    with torch.no_grad():
+        out = hf_reference(ids[None, :p], position_ids=torch.arange(shift, shift + p)[None],
+                           use_cache=True)
+    layers = out.past_key_values.layers
+    span = ReusedSpan(0, torch.stack([layer.keys[0] for layer in layers]),
+                      torch.stack([layer.values[0] for layer in layers]),
+                      torch.arange(shift, shift + p))
+    reused = model.prefill(PrefillPlan(ids, [span]), all_logits=True)
+    torch.testing.assert_close(reused.logits, model.logits(ids)[p:], atol=ATOL, rtol=0)
+
+
+def test_everything_recomputed_equals_full_forward(default_model):
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)
+    n = len(ids)
+    garbage = torch.randn(model.config.num_layers, model.config.num_kv_heads, n - 40,
+                          model.config.head_dim)
+    span = ReusedSpan(20, garbage, garbage.clone(), torch.arange(20, n - 20),
+                      recompute=torch.ones(n - 40, dtype=torch.bool))
+    result = model.prefill(PrefillPlan(ids, [span]), all_logits=True)
+    assert (result.num_reused, result.num_recomputed, result.num_computed) == (0, n - 40, 40)
+    torch.testing.assert_close(result.logits, model.logits(ids), atol=ATOL, rtol=0)
+
+
+def test_reused_kv_is_actually_used(default_model):
+    """Guard against a prefill that ignores the plan: corrupt reused KV changes the output."""
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)
+    shape = (model.config.num_layers, model.config.num_kv_heads, 100, model.config.head_dim)
+    junk = ReusedSpan(0, torch.randn(shape), torch.randn(shape), torch.arange(100))
+    result = model.prefill(PrefillPlan(ids, [junk]))
+    assert (result.logits - model.logits(ids)[-1]).abs().max() > 1.0
+
+
+def test_last_token_always_computed(default_model):
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)[:64]
+    full = model.prefill(PrefillPlan.full(ids), all_logits=True)
+    span = ReusedSpan(0, full.keys.clone(), full.values.clone(), torch.arange(64))
+    result = model.prefill(PrefillPlan(ids, [span]))
+    assert (result.num_reused, result.num_recomputed) == (63, 1)
+    torch.testing.assert_close(result.logits, full.logits[-1], atol=ATOL, rtol=0)
+
+
+def test_greedy_generation_with_reused_prefix_gives_same_text(default_model):
+    model, tokenizer = default_model
+    messages = [
+        {"role": "system", "content": "You answer questions about the passage. " + TEXT},
+        {"role": "user", "content": "Why can a key be moved to a new position exactly?"},
+    ]
+    ids = torch.tensor(tokenizer.encode(tokenizer.render_chat(messages)).ids)
+    params = SamplingParams(max_new_tokens=24)
+    baseline = generate(model, PrefillPlan.full(ids), params, tokenizer.stop_token_ids)
+    p = len(ids) - 20
+    full = model.prefill(PrefillPlan.full(ids))
+    span = ReusedSpan(0, full.keys[:, :, :p].clone(), full.values[:, :, :p].clone(),
+                      torch.arange(p))
+    reused = generate(model, PrefillPlan(ids, [span]), params, tokenizer.stop_token_ids)
+    assert reused.stats.num_reused == p
+    assert tokenizer.decode(reused.token_ids) == tokenizer.decode(baseline.token_ids)
+    assert reused.token_ids, "the model generated nothing"
