@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import cacheprune
 from cacheprune.detectors.base import Detector, DetectorConfigError
 from cacheprune.detectors.chain import CharRange, DetectorChain
 from cacheprune.detectors.mask import TokenMask, mask_text
@@ -106,6 +107,8 @@ def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
         raise DetectorConfigError(f"{source}: {exc}") from exc
     canonical = {
         "tag": _VERSION_TAG,
+        # The same file may detect differently under another release of the detectors.
+        "implementation": f"cacheprune {cacheprune.__version__}",
         "policy": spec.model_dump(mode="json", exclude={"detectors"}),
         "detectors": described,
     }

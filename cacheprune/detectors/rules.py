@@ -85,9 +85,11 @@ class RuleDetector(Detector):
         for compiled in self._patterns:
             rule = compiled.rule
             # NOTE: concurrent=True releases the GIL while matching, so the chain's watchdog can
-            # still fail the request closed while a pathological pattern runs.
+            # still fail the request closed while a pathological pattern runs. overlapped=True:
+            # a hit that starts inside an earlier one ('a b' then 'b c' in 'a b c') is private
+            # too, and non-overlapping search would skip it.
             for match in compiled.pattern.finditer(text, timeout=self._timeout_s,
-                                                   concurrent=True):
+                                                   concurrent=True, overlapped=True):
                 start, end = match.span(compiled.group)
                 if start >= end:
                     continue
@@ -96,7 +98,8 @@ class RuleDetector(Detector):
                 score = self._with_context(rule, text, start, end, compiled.score)
                 self._keep(spans, rule.entity, start, end, score)
         for rule, pattern in self._deny_lists:
-            for match in pattern.finditer(text, timeout=self._timeout_s, concurrent=True):
+            for match in pattern.finditer(text, timeout=self._timeout_s, concurrent=True,
+                                          overlapped=True):
                 score = self._with_context(rule, text, match.start(), match.end(), rule.score)
                 self._keep(spans, rule.entity, match.start(), match.end(), score)
         return spans

@@ -91,3 +91,34 @@ def test_missing_spacy_model_and_unknown_entity_are_clear_errors() -> None:
         PresidioDetector(entities=["PASSWORD"])
     with pytest.raises(DetectorConfigError, match="has no components"):
         PresidioDetector(disabled_components=["sentiment"])
+
+
+PRESIDIO_RECOGNIZERS = """\
+supported_languages: [en]
+global_regex_flags: 26
+recognizers:
+  - name: EmployeeIdRecognizer
+    type: custom
+    supported_language: en
+    supported_entity: EMPLOYEE_ID
+    patterns:
+      - name: employee id
+        regex: "EMP-\\\\d{5}"
+        score: 0.9
+  - name: SpacyRecognizer
+    type: predefined
+"""
+
+
+def test_presidio_yaml_recognizers_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "recognizers.yaml"
+    path.write_text(PRESIDIO_RECOGNIZERS, encoding="utf-8")
+    detector = PresidioDetector(recognizers_file=str(path), entities=["EMPLOYEE_ID", "PERSON"])
+    text = "Badge EMP-40213 belongs to Jane Doe."
+    found = {(s.entity, text[s.start:s.end]) for s in detector.detect(text)}
+    assert found == {("EMPLOYEE_ID", "EMP-40213"), ("PERSON", "Jane Doe")}
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(PRESIDIO_RECOGNIZERS.replace("type: custom", "type: imaginary"),
+                      encoding="utf-8")
+    with pytest.raises(DetectorConfigError, match="broken.yaml"):
+        PresidioDetector(recognizers_file=str(broken), entities=["EMPLOYEE_ID"])

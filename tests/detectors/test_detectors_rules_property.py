@@ -1,0 +1,86 @@
+"""The rule detector against naive reimplementations: deny-lists and validators."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cacheprune.detectors import RuleDetector
+from cacheprune.detectors.validators import iban, luhn
+
+WORDS = ["ann", "Ann", "lee", "ANN-LEE", "bo", "annlee", "x1", "é"]
+SEPARATORS = [" ", "  ", "\n", ", ", "-", ".", "_"]
+
+
+def naive_deny_chars(text: str, phrases: list[str]) -> set[int]:
+    """Characters of every case-insensitive, word-bounded occurrence, found position by position."""
+    def is_word(ch: str) -> bool:
+        return ch.isalnum() or ch == "_"
+
+    chars: set[int] = set()
+    folded = text.lower()
+    for phrase in phrases:
+        parts = phrase.lower().split()
+        for start in range(len(text)):
+            if start > 0 and is_word(text[start - 1]):
+                continue
+            at, ok = start, True
+            for index, part in enumerate(parts):
+                if index > 0:  # inner whitespace: one or more whitespace characters
+                    run = at
+                    while run < len(text) and text[run].isspace():
+                        run += 1
+                    if run == at:
+                        ok = False
+                        break
+                    at = run
+                if folded[at:at + len(part)] != part:
+                    ok = False
+                    break
+                at += len(part)
+            if ok and not (at < len(text) and is_word(text[at])):
+                chars.update(range(start, at))
+    return chars
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), max_size=25),
+    st.lists(st.sampled_from(["ann", "lee", "ann lee", "ann-lee", "bo ann", "x1", "é"]),
+             min_size=1, max_size=3, unique=True),
+)
+def test_deny_list_covers_exactly_what_a_naive_search_finds(pieces, phrases) -> None:
+    text = "".join(word + sep for word, sep in pieces)
+    detector = RuleDetector(spec={"default_threshold": 0.0, "rules": [
+        {"name": "deny", "entity": "NAME", "deny_list": phrases}]})
+    found = {i for s in detector.detect(text) for i in range(s.start, s.end)}
+    assert found == naive_deny_chars(text, phrases)
+
+
+def luhn_reference(digits: str) -> bool:
+    """Luhn by its definition: double every second digit from the right, sum digit sums."""
+    total = 0
+    for position, ch in enumerate(reversed(digits)):
+        doubled = int(ch) * (2 if position % 2 else 1)
+        total += sum(int(d) for d in str(doubled))
+    return total % 10 == 0
+
+
+def test_luhn_and_iban_validators_against_their_definitions() -> None:
+    rng = random.Random(5)
+    for _ in range(500):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(12, 19)))
+        assert luhn(digits) == luhn_reference(digits)
+    for _ in range(300):
+        country = rng.choice(["DE", "GB", "FR", "NL"])
+        bban = "".join(rng.choice("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(18))
+        check = f"{rng.randint(0, 99):02d}"
+        candidate = country + check + bban
+        # ISO 7064 mod 97-10, computed piecewise as a bank would, letters A=10 ... Z=35.
+        remainder = 0
+        for ch in candidate[4:] + candidate[:4]:
+            for digit in str(int(ch, 36)):
+                remainder = (remainder * 10 + int(digit)) % 97
+        assert iban(candidate) == (remainder == 1)
