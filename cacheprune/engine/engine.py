@@ -1,0 +1,197 @@
+"""The request path: tokenize -> mask -> retrieve -> plan -> prefill -> decode -> annotate ->
+publish. One `Engine` serves many tenants from one shared pool."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+from cacheprune.annotator import annotate
+from cacheprune.annotator.annotate import recompute_marks
+from cacheprune.annotator.segmentation import score_segments
+from cacheprune.detectors import DetectionPolicy, load_policy
+from cacheprune.engine.generate import Generation, SamplingParams, generate
+from cacheprune.engine.loader import load_default
+from cacheprune.engine.model import Transformer
+from cacheprune.engine.plan import AttentionCapture, PrefillPlan, ReusedSpan
+from cacheprune.engine.prefix_store import PrefixStore
+from cacheprune.engine.prompt import Prompt, PublicRange, render_prompt
+from cacheprune.engine.sharing import EngineConfig, RequestRecord
+from cacheprune.engine.tokenizer import ChatTokenizer
+from cacheprune.pool import KVPool, KVShape, PoolConfig, PoolSession
+
+BoolMask = npt.NDArray[np.bool_]
+TokenIds = npt.NDArray[np.int64]
+GLOBAL_SCOPE = "*"  # the unsafe global prefix cache's single scope
+
+
+class Engine:
+    def __init__(self, model: Transformer, tokenizer: ChatTokenizer, policy: DetectionPolicy,
+                 config: EngineConfig | None = None) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.policy = policy
+        self.config = config or EngineConfig()
+        shape = model.config
+        self.pool = KVPool(PoolConfig(
+            kv_shape=KVShape(shape.num_layers, shape.num_kv_heads, shape.head_dim),
+            budget_bytes=self.config.pool_budget_bytes,
+            max_context_tokens=shape.max_context,
+            min_entry_tokens=self.config.annotator.min_len,
+            ttl_s=self.config.pool_ttl_s,
+            audit_log_path=self.config.audit_log_path,
+        ))
+        self.prefix_store = PrefixStore(self.config.max_prefix_prompts)
+        self._request_numbers = itertools.count(1)
+
+    @classmethod
+    def from_default(cls, config: EngineConfig | None = None,
+                     policy_path: str | None = None) -> Engine:
+        model, tokenizer = load_default()
+        return cls(model, tokenizer, load_policy(policy_path), config)
+
+    def generate(
+        self,
+        tenant: str,
+        prompt: Prompt,
+        sampling: SamplingParams | None = None,
+        public_ranges: Sequence[PublicRange] = (),
+    ) -> RequestRecord:
+        """Serve one request of `tenant`. `prompt` is a string or chat messages; public ranges
+        are character ranges the operator declares public (not scanned), see `render_prompt`."""
+        if not tenant:
+            raise ValueError("tenant must be a non-empty string")
+        sampling = sampling or SamplingParams()
+        text, public = render_prompt(self.tokenizer, prompt, public_ranges)
+        encoding = self.tokenizer.encode(text)
+        token_ids = np.asarray(encoding.ids, dtype=np.int64)
+        masked = self.policy.mask(text, encoding.offsets, public)
+        private = masked.mask
+        request_id = f"req-{next(self._request_numbers)}"
+        with self.pool.session(request_id, self.model.model_id,
+                               self.policy.policy_version) as session:
+            plan = self._plan(session, tenant, token_ids, private)
+            generation = generate(self.model, plan, sampling, self.tokenizer.stop_token_ids,
+                                  capture=self._capture())
+            # Everything below runs after the first token: it is off the TTFT path.
+            published = self._publish(session, tenant, token_ids, private, generation)
+            session.commit()
+        return RequestRecord(
+            request_id=request_id,
+            tenant=tenant,
+            text=self.tokenizer.decode(generation.token_ids),
+            token_ids=generation.token_ids,
+            stats=generation.stats,
+            num_private=int(private.sum()),
+            num_hit_tokens=sum(span.length for span in plan.reused),
+            num_published_tokens=sum(length for _, length in published),
+            published=[segment_hash for segment_hash, _ in published],
+            failed_closed_reason=masked.detection.reason if masked.detection.failed_closed
+            else None,
+            finish_reason=generation.finish_reason,
+        )
+
+    # -- retrieve and plan ------------------------------------------------------------------
+
+    def _plan(self, session: PoolSession, tenant: str, token_ids: TokenIds,
+              private: BoolMask) -> PrefillPlan:
+        mode = self.config.mode
+        reused: list[ReusedSpan] = []
+        if mode in ("cacheprune", "fixed_chunks"):
+            for match in session.lookup(token_ids, private):
+                if mode == "fixed_chunks" and not self._is_whole_chunk(match.request_start,
+                                                                       match.length):
+                    continue
+                kv = session.read(match)
+                reused.append(ReusedSpan(
+                    match.request_start, kv.keys, kv.values,
+                    torch.tensor(kv.positions, dtype=torch.long),
+                    torch.tensor(kv.recompute, dtype=torch.bool),
+                ))
+        elif mode in ("tenant_prefix", "global_prefix"):
+            scope = tenant if mode == "tenant_prefix" else GLOBAL_SCOPE
+            cached, length = self.prefix_store.longest_prefix(scope, token_ids)
+            if cached is not None:
+                reused.append(ReusedSpan(0, cached.keys[:, :, :length],
+                                         cached.values[:, :, :length], torch.arange(length)))
+        return PrefillPlan(torch.from_numpy(token_ids), reused)
+
+    def _is_whole_chunk(self, start: int, length: int) -> bool:
+        return start % self.config.chunk_tokens == 0 and length == self.config.chunk_tokens
+
+    def _capture(self) -> AttentionCapture | None:
+        if self.config.mode not in ("cacheprune", "fixed_chunks"):
+            return None
+        return AttentionCapture(layers=self.config.capture_layers)
+
+    # -- annotate and publish ---------------------------------------------------------------
+
+    def _publish(self, session: PoolSession, tenant: str, token_ids: TokenIds,
+                 private: BoolMask, generation: Generation) -> list[tuple[str, int]]:
+        """Stage what this request contributes; it becomes visible only if the request ends
+        well. Returns (segment hash, length) pairs."""
+        mode = self.config.mode
+        result = generation.prefill
+        if mode in ("tenant_prefix", "global_prefix"):
+            scope = tenant if mode == "tenant_prefix" else GLOBAL_SCOPE
+            self.prefix_store.add(scope, token_ids, result.keys, result.values)
+            return []
+        if mode == "no_sharing":
+            return []
+        assert result.attention is not None, "publishing modes capture attention"
+        attention = result.attention.numpy()
+        computed = np.zeros(len(token_ids), dtype=np.bool_)
+        computed[result.computed_positions.numpy()] = True
+        if mode == "fixed_chunks":
+            segments = self._chunk_segments(attention, private, computed)
+        else:
+            annotation = annotate(attention, private, computed, self.config.annotator)
+            segments = [(s.start, s.end, s.recompute) for s in annotation.segments]
+        private_positions = np.flatnonzero(private)
+        first_private = int(private_positions[0]) if private_positions.size else len(token_ids)
+        published = []
+        for start, end, marks in segments:
+            isolate = mode == "fixed_chunks" or (
+                self.config.publish_mode == "isolated" and end > first_private)
+            if isolate:
+                keys, values, positions = self._isolated_kv(token_ids, private, start, end)
+            else:
+                keys = result.keys[:, :, start:end]
+                values = result.values[:, :, start:end]
+                positions = np.arange(start, end)
+            segment_hash = session.stage(token_ids[start:end], keys, values, positions, marks,
+                                         private[start:end])
+            published.append((str(segment_hash), end - start))
+        return published
+
+    def _chunk_segments(self, attention: npt.NDArray[np.float32], private: BoolMask,
+                        computed: BoolMask) -> list[tuple[int, int, BoolMask]]:
+        """Fixed-size chunks at fixed boundaries, dropped if they hold a private token or were
+        not computed here; recompute marks by the same policy as cacheprune's segments."""
+        size, n = self.config.chunk_tokens, len(private)
+        starts = np.arange(0, n - size + 1, size, dtype=np.int64)
+        keep = [s for s in starts if not private[s:s + size].any() and computed[s:s + size].all()]
+        if not keep:
+            return []
+        chunk_starts = np.asarray(keep, dtype=np.int64)
+        cfg = self.config.annotator
+        shares, *_ = score_segments(attention, private, chunk_starts, chunk_starts + size,
+                                    cfg.sink_tokens, cfg.sink_mode == "renormalize")
+        return [(int(s), int(s) + size,
+                 recompute_marks(shares[k * size:(k + 1) * size], cfg.recompute))
+                for k, s in enumerate(chunk_starts)]
+
+    def _isolated_kv(self, token_ids: TokenIds, private: BoolMask, start: int,
+                     end: int) -> tuple[torch.Tensor, torch.Tensor, npt.NDArray[np.int64]]:
+        """The segment's KV computed with nothing before it but the sequence's first token
+        (the attention sink the model expects), unless that token is private."""
+        lead = [] if private[0] or start == 0 else [int(token_ids[0])]
+        ids = torch.as_tensor(lead + token_ids[start:end].tolist(), dtype=torch.long)
+        result = self.model.prefill(PrefillPlan.full(ids))
+        skip = len(lead)
+        return (result.keys[:, :, skip:], result.values[:, :, skip:],
+                np.arange(skip, skip + end - start))

@@ -1,0 +1,59 @@
+"""A request's prompt (text or chat messages) rendered to text, with the operator's public
+ranges mapped onto that text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cacheprune.engine.tokenizer import ChatTokenizer
+
+Messages = list[dict[str, str]]
+Prompt = str | Messages
+# (start, end) in a plain prompt's text, or (message_index, start, end) within one message's
+# content for chat messages.
+PublicRange = tuple[int, int] | tuple[int, int, int]
+
+
+def render_prompt(
+    tokenizer: ChatTokenizer, prompt: Prompt, public_ranges: Sequence[PublicRange]
+) -> tuple[str, list[tuple[int, int]]]:
+    """The prompt's text and its public ranges as [start, end) offsets into that text."""
+    if isinstance(prompt, str):
+        if not prompt:
+            raise ValueError("the prompt is empty")
+        ranges = []
+        for item in public_ranges:
+            if len(item) != 2:
+                raise ValueError(f"public range {item} of a text prompt must be (start, end)")
+            ranges.append(_checked(item[0], item[1], len(prompt), "the prompt"))
+        return prompt, ranges
+    if not isinstance(prompt, list) or not prompt:
+        raise ValueError("the prompt must be a non-empty string or list of chat messages")
+    text = tokenizer.render_chat(prompt)
+    # Each message's content appears verbatim in the rendered text, in order.
+    content_starts = []
+    cursor = 0
+    for i, message in enumerate(prompt):
+        found = text.find(message["content"], cursor)
+        if found < 0:
+            raise ValueError(f"message {i}'s content does not appear in the rendered prompt")
+        content_starts.append(found)
+        cursor = found + len(message["content"])
+    ranges = []
+    for item in public_ranges:
+        if len(item) != 3:
+            raise ValueError(f"public range {item} of chat messages must be "
+                             "(message_index, start, end)")
+        index, start, end = item
+        if not 0 <= index < len(prompt):
+            raise ValueError(f"public range {item}: no message {index}")
+        start, end = _checked(start, end, len(prompt[index]["content"]), f"message {index}")
+        ranges.append((content_starts[index] + start, content_starts[index] + end))
+    return text, ranges
+
+
+def _checked(start: int, end: int, length: int, where: str) -> tuple[int, int]:
+    if not 0 <= start <= end <= length:
+        raise ValueError(f"public range ({start}, {end}) lies outside {where} "
+                         f"of {length} characters")
+    return start, end

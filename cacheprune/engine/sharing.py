@@ -1,0 +1,60 @@
+"""Settings and per-request record of the sharing engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from cacheprune.annotator import AnnotatorConfig
+from cacheprune.engine.generate import RequestStats
+
+# cacheprune: token-level sharing of non-private segments (the product).
+# no_sharing / tenant_prefix / global_prefix / fixed_chunks: the baselines it is compared with.
+SharingMode = Literal["cacheprune", "no_sharing", "tenant_prefix", "global_prefix",
+                      "fixed_chunks"]
+# isolated: a segment that followed a private token is recomputed alone before publishing, so
+# no shared KV ever attended to a private token. paper: publish the KV as computed in context.
+PublishMode = Literal["isolated", "paper"]
+
+GiB = 1024**3
+
+
+@dataclass(slots=True, frozen=True)
+class EngineConfig:
+    mode: SharingMode = "cacheprune"
+    publish_mode: PublishMode = "isolated"
+    annotator: AnnotatorConfig = field(default_factory=AnnotatorConfig)
+    pool_budget_bytes: int = 2 * GiB
+    pool_ttl_s: float | None = 3600.0
+    audit_log_path: str | None = None
+    chunk_tokens: int = 512  # fixed_chunks baseline
+    max_prefix_prompts: int = 64  # prefix-cache baselines
+    capture_layers: tuple[int, ...] | None = None  # None: all layers
+
+    def __post_init__(self) -> None:
+        modes = SharingMode.__args__  # type: ignore[attr-defined]
+        if self.mode not in modes:
+            raise ValueError(f"mode must be one of {', '.join(modes)}; got {self.mode!r}")
+        if self.publish_mode not in ("isolated", "paper"):
+            raise ValueError(f"publish_mode must be 'isolated' or 'paper'; got "
+                             f"{self.publish_mode!r}")
+        if self.chunk_tokens < self.annotator.min_len:
+            raise ValueError(f"chunk_tokens ({self.chunk_tokens}) must be >= the annotator's "
+                             f"min_len ({self.annotator.min_len})")
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """What one request did: its answer, timing, and what it took from and gave to the pool."""
+
+    request_id: str
+    tenant: str
+    text: str
+    token_ids: list[int]
+    stats: RequestStats
+    num_private: int
+    num_hit_tokens: int  # tokens whose KV came from a cache (the prober's timing oracle)
+    num_published_tokens: int
+    published: list[str]
+    failed_closed_reason: str | None
+    finish_reason: str
