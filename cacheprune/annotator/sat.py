@@ -27,12 +27,14 @@ def sum_range(
     # Four accumulators break the add-latency chain; this loop runs over most of the matrix.
     acc0 = acc1 = acc2 = acc3 = 0.0
     low0 = low1 = low2 = low3 = np.inf
-    col = col_start
-    while col + 4 <= col_end:
-        v0 = np.float64(attention[row, col])
-        v1 = np.float64(attention[row, col + 1])
-        v2 = np.float64(attention[row, col + 2])
-        v3 = np.float64(attention[row, col + 3])
+    values = attention[row, col_start:col_end]
+    num = col_end - col_start
+    k = 0
+    while k + 4 <= num:
+        v0 = np.float64(values[k])
+        v1 = np.float64(values[k + 1])
+        v2 = np.float64(values[k + 2])
+        v3 = np.float64(values[k + 3])
         acc0 += v0
         acc1 += v1
         acc2 += v2
@@ -41,12 +43,12 @@ def sum_range(
         low1 = min(low1, v1)
         low2 = min(low2, v2)
         low3 = min(low3, v3)
-        col += 4
-    while col < col_end:
-        v0 = np.float64(attention[row, col])
+        k += 4
+    while k < num:
+        v0 = np.float64(values[k])
         acc0 += v0
         low0 = min(low0, v0)
-        col += 1
+        k += 1
     return (acc0 + acc1) + (acc2 + acc3), min(min(low0, low1), min(low2, low3))
 
 
