@@ -119,3 +119,16 @@ def test_importing_the_package_does_not_import_presidio_or_spacy() -> None:
             "'spacy')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_missing_presidio_extra_names_the_extra(monkeypatch) -> None:
+    from cacheprune.detectors import DetectorUnavailableError, build_detector, presidio_detector
+
+    real_find_spec = presidio_detector.find_spec
+
+    def without_presidio(name: str):  # the missing dependency is a fault injected on purpose
+        return None if name == "presidio_analyzer" else real_find_spec(name)
+
+    monkeypatch.setattr(presidio_detector, "find_spec", without_presidio)
+    with pytest.raises(DetectorUnavailableError, match=r"pip install 'cacheprune\[presidio\]'"):
+        build_detector("presidio", model="a_model_nobody_loaded_before")

@@ -83,7 +83,7 @@ def test_no_network_access(presidio, monkeypatch) -> None:
     assert attempts == []
 
 
-def test_missing_spacy_model_and_unknown_entity_are_clear_errors() -> None:
+def test_missing_spacy_model_and_unknown_entity_are_clear_errors(presidio) -> None:
     with pytest.raises(DetectorConfigError, match=r"spaCy model 'en_core_web_xx_missing'.*"
                        r"cacheprune\[presidio\]"):
         PresidioDetector(model="en_core_web_xx_missing")
@@ -91,6 +91,10 @@ def test_missing_spacy_model_and_unknown_entity_are_clear_errors() -> None:
         PresidioDetector(entities=["PASSWORD"])
     with pytest.raises(DetectorConfigError, match="has no components"):
         PresidioDetector(disabled_components=["sentiment"])
+    # Nothing else is affected: the detector built before still works.
+    text = "Ask Jane Doe."
+    assert [(s.entity, text[s.start:s.end]) for s in presidio.detect(text)] == [
+        ("PERSON", "Jane Doe")]
 
 
 PRESIDIO_RECOGNIZERS = """\
