@@ -1,6 +1,6 @@
 """Which computed, non-private spans of a prompt are worth publishing, and what to recompute."""
 
-from cacheprune.annotator.annotate import annotate, recompute_marks
+from cacheprune.annotator.annotate import annotate, recompute_marks, score_spans
 from cacheprune.annotator.config import (
     AnnotatorConfig,
     RecomputeAboveShare,
@@ -20,4 +20,5 @@ __all__ = [
     "SummedAreaTable",
     "annotate",
     "recompute_marks",
+    "score_spans",
 ]

@@ -40,10 +40,41 @@ def annotate(
         matrix, eligible, config.sink_tokens, renormalize, config.ratio, config.min_len, max_len
     )
     raise_for_status(status, row)
-    shares, internal, external, private_attention = score_segments(
-        matrix, private, starts, ends, config.sink_tokens, renormalize
-    )
+    segments = _scored(matrix, private, starts, ends, config)
+    return Annotation(segments=segments, num_tokens=n, num_eligible=int(eligible.sum()))
 
+
+def score_spans(
+    attention: npt.NDArray[np.float32],
+    private_mask: npt.NDArray[np.bool_],
+    spans: list[tuple[int, int]],
+    config: AnnotatorConfig,
+) -> list[Segment]:
+    """Scores and recompute marks for spans chosen elsewhere (fixed chunks, say), computed
+    exactly as `annotate` computes them for its own segments. The spans are not checked for
+    being self-contextualized or free of private tokens: that is the caller's choice."""
+    matrix = check_attention(attention)
+    n = matrix.shape[0]
+    private = _check_mask("private_mask", private_mask, n)
+    for start, end in spans:
+        if not 0 <= start < end <= n:
+            raise ValueError(f"span [{start}, {end}) is not a non-empty span of the {n} tokens")
+    starts = np.array([start for start, _ in spans], dtype=np.int64)
+    ends = np.array([end for _, end in spans], dtype=np.int64)
+    return _scored(matrix, private, starts, ends, config)
+
+
+def _scored(
+    matrix: npt.NDArray[np.float32],
+    private: npt.NDArray[np.bool_],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    config: AnnotatorConfig,
+) -> list[Segment]:
+    shares, internal, external, private_attention, status, row = score_segments(
+        matrix, private, starts, ends, config.sink_tokens, config.sink_mode == "renormalize"
+    )
+    raise_for_status(status, row)
     segments: list[Segment] = []
     offset = 0
     for k in range(starts.shape[0]):
@@ -60,7 +91,7 @@ def annotate(
                 private_attention=float(private_attention[k]),
             )
         )
-    return Annotation(segments=segments, num_tokens=n, num_eligible=int(eligible.sum()))
+    return segments
 
 
 def recompute_marks(

@@ -159,9 +159,12 @@ def score_segments(
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
+    int,
+    int,
 ]:
     """Per token of every segment (concatenated, in order): the share of its attention that goes
-    to tokens before its segment. Per segment: internal, external and private attention."""
+    to tokens before its segment. Per segment: internal, external and private attention.
+    Then a status code and the row of the fault, as `choose_segments`."""
     num = starts.shape[0]
     internal = np.zeros(num, dtype=np.float64)
     external = np.zeros(num, dtype=np.float64)
@@ -177,11 +180,15 @@ def score_segments(
         for row in range(start, ends[k]):
             # One pass over the row, in three disjoint parts: sinks, before the segment, inside.
             sink_end = min(sink_tokens, start)
-            sink_sum = sum_range(attention, row, 0, min(sink_tokens, row + 1))[0]
-            before = sum_range(attention, row, sink_end, start)[0]
-            inside = sum_range(attention, row, max(sink_tokens, start), row + 1)[0]
-            # The rows were checked when the segments were chosen: the status is OK.
-            scale, row_total, _ = scale_for(sink_sum, before + inside, 0.0, renormalize)
+            sink_sum, sink_low = sum_range(attention, row, 0, min(sink_tokens, row + 1))
+            before, before_low = sum_range(attention, row, sink_end, start)
+            inside, inside_low = sum_range(attention, row, max(sink_tokens, start), row + 1)
+            scale, row_total, status = scale_for(
+                sink_sum, before + inside, min(sink_low, min(before_low, inside_low)),
+                renormalize,
+            )
+            if status != STATUS_OK:
+                return shares, internal, external, private_attention, status, row
             outside = before * scale
             on_private = 0.0
             for col in private_columns:
@@ -195,4 +202,4 @@ def score_segments(
             if row_total > 0.0:
                 shares[offset] = outside / row_total
             offset += 1
-    return shares, internal, external, private_attention
+    return shares, internal, external, private_attention, STATUS_OK, 0

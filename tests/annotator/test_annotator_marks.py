@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from annotator_reference import synthetic_attention, treated
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from cacheprune.annotator import (
     RecomputeAboveShare,
     RecomputeTopFraction,
     annotate,
+    score_spans,
 )
 
 
@@ -89,3 +91,34 @@ def test_first_segment_of_a_prompt_needs_no_recompute() -> None:
     assert [(s.start, s.end) for s in annotation.segments] == [(0, 40)]
     assert annotation.segments[0].external == 0.0
     assert annotation.recompute_ratio == 0.0
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_score_spans_match_direct_sums_on_any_span(seed: int, data: st.DataObject) -> None:
+    n = 30
+    private_mask = np.random.default_rng(seed).random(n) < 0.1
+    attention = synthetic_attention(n, seed)
+    starts = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))
+    spans = [(start, data.draw(st.integers(start + 1, n))) for start in starts]
+    config = AnnotatorConfig(recompute=RecomputeAboveShare(share=0.2))
+    weights = treated(attention, config.sink_tokens, renormalize=True)
+
+    segments = score_spans(attention, private_mask, spans, config)
+
+    for (start, end), segment in zip(spans, segments, strict=True):
+        shares = reference_shares(weights, start, end)
+        assert (segment.start, segment.end) == (start, end)
+        assert segment.external == pytest.approx(weights[start:end, :start].sum(), abs=1e-9)
+        clear = np.abs(shares - 0.2) > 1e-9
+        np.testing.assert_array_equal(segment.recompute[clear], (shares > 0.2)[clear])
+
+
+def test_score_spans_refuses_bad_spans_and_bad_rows() -> None:
+    attention = synthetic_attention(10, seed=4)
+    nothing = np.zeros(10, dtype=bool)
+    with pytest.raises(ValueError, match=r"span \[4, 12\) is not a non-empty span of the 10"):
+        score_spans(attention, nothing, [(0, 3), (4, 12)], AnnotatorConfig())
+    attention[6, 2] = np.inf
+    with pytest.raises(ValueError, match="attention row 6"):
+        score_spans(attention, nothing, [(5, 8)], AnnotatorConfig())
