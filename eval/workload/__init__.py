@@ -1,0 +1,33 @@
+"""Multi-tenant workloads: tenants share documents and keep private details in their prompts."""
+
+from __future__ import annotations
+
+from eval.workload.builder import Request, WorkloadConfig, build_requests
+from eval.workload.document import WorkloadError, note_boundary, truncate_text
+from eval.workload.prompt import SYSTEM_PROMPT
+from eval.workload.template import (
+    SYSTEM_MESSAGE_INDEX,
+    USER_MESSAGE_INDEX,
+    CharSpan,
+    PromptTemplate,
+    RenderedPrompt,
+    Slot,
+    Text,
+)
+
+__all__ = [
+    "SYSTEM_MESSAGE_INDEX",
+    "SYSTEM_PROMPT",
+    "USER_MESSAGE_INDEX",
+    "CharSpan",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "Request",
+    "Slot",
+    "Text",
+    "WorkloadConfig",
+    "WorkloadError",
+    "build_requests",
+    "note_boundary",
+    "truncate_text",
+]
