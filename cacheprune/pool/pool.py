@@ -113,6 +113,12 @@ class KVPool:
         with self._cond:
             return [_info(entry) for entry in self._entries.values()]
 
+    def stored_token_ids(self) -> list[TokenArray]:
+        """The token ids of every visible entry: for audits and the leakage evaluation, which
+        must show what the pool holds. Never exported by metrics or the audit log."""
+        with self._cond:
+            return [entry.segment.token_ids.copy() for entry in self._entries.values()]
+
     def metrics_text(self) -> str:
         with self._cond:
             return self.metrics.text()
