@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from eval.data import DatasetError, Document, Query, load_documents, project_dat
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 
 
-def _write_jsonl(path: Path, rows: list[object]) -> None:
+def _write_jsonl(path: Path, rows: Sequence[object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
 
