@@ -24,11 +24,11 @@ $(VENV)/.installed: pyproject.toml Makefile
 	touch $@
 
 demo: setup
-	$(PY) -m cacheprune.cli demo
+	$(PY) -m eval --dataset default
 
 lint: setup
-	$(VENV)/bin/ruff check cacheprune tests eval benchmarks
-	$(VENV)/bin/mypy cacheprune
+	$(VENV)/bin/ruff check cacheprune tests eval benchmarks datasets
+	$(VENV)/bin/mypy cacheprune eval
 
 test: lint
 	$(VENV)/bin/pytest -q
