@@ -8,7 +8,9 @@ import numpy as np
 import numpy.typing as npt
 
 
-@dataclass(slots=True)
+# NOTE: eq=False because a generated __eq__ would compare the `recompute` arrays with `==` and
+# fail on their truth value; compare fields explicitly instead.
+@dataclass(slots=True, eq=False)
 class Segment:
     """A self-contextualized run `[start, end)` of non-private tokens computed in this prefill.
 
@@ -35,7 +37,7 @@ class Segment:
         return int(self.recompute.sum())
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Annotation:
     """All segments of one prompt, in order, non-overlapping.
 
