@@ -117,3 +117,31 @@ def test_dp_covers_a_block_diagonal_document_in_its_blocks() -> None:
     spans = [(s.start, s.end) for s in without_tail.segments]
     assert spans[0] == (0, 30)
     assert all(end - start < 13 for start, end in spans[1:])
+
+
+@pytest.mark.parametrize("sink_mode", ["exclude", "renormalize"])
+def test_a_heavy_sink_stops_counting_as_external_once_excluded(sink_mode: str) -> None:
+    # Every row pays 0.6 to column 0 and 0.4 to its own 10-token block. Counted as external,
+    # the sink makes no block self-contextualized (internal 0.4 per row < external 0.6); once
+    # excluded, every block after the private token is (external 0).
+    n = 41
+    attention = np.zeros((n, n), dtype=np.float32)
+    for row in range(n):
+        block_start = 1 + 10 * ((row - 1) // 10) if row >= 1 else 0
+        attention[row, 0] = 0.6
+        attention[row, block_start : row + 1] += 0.4 / (row + 1 - block_start)
+    attention[0, 0] = 1.0
+    private_mask = np.zeros(n, dtype=bool)
+    private_mask[10] = True  # the last token of the first block
+    computed_mask = np.ones(n, dtype=bool)
+
+    def spans(sink_tokens: int) -> list[tuple[int, int]]:
+        config = AnnotatorConfig(
+            min_len=10, max_len=10, sink_tokens=sink_tokens,
+            sink_mode=sink_mode,  # type: ignore[arg-type]
+        )
+        annotation = annotate(attention, private_mask, computed_mask, config)
+        return [(s.start, s.end) for s in annotation.segments]
+
+    assert spans(sink_tokens=0) == [(0, 10)]
+    assert spans(sink_tokens=1) == [(0, 10), (11, 21), (21, 31), (31, 41)]
