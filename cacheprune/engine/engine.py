@@ -10,9 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from cacheprune.annotator import annotate
-from cacheprune.annotator.annotate import recompute_marks
-from cacheprune.annotator.segmentation import score_segments
+from cacheprune.annotator import annotate, score_spans
 from cacheprune.detectors import DetectionPolicy, load_policy
 from cacheprune.engine.generate import Generation, SamplingParams, generate
 from cacheprune.engine.loader import load_default
@@ -177,13 +175,9 @@ class Engine:
         keep = [s for s in starts if not private[s:s + size].any() and computed[s:s + size].all()]
         if not keep:
             return []
-        chunk_starts = np.asarray(keep, dtype=np.int64)
-        cfg = self.config.annotator
-        shares, *_ = score_segments(attention, private, chunk_starts, chunk_starts + size,
-                                    cfg.sink_tokens, cfg.sink_mode == "renormalize")
-        return [(int(s), int(s) + size,
-                 recompute_marks(shares[k * size:(k + 1) * size], cfg.recompute))
-                for k, s in enumerate(chunk_starts)]
+        spans = [(int(s), int(s) + size) for s in keep]
+        scored = score_spans(attention, private, spans, self.config.annotator)
+        return [(segment.start, segment.end, segment.recompute) for segment in scored]
 
     def _isolated_kv(self, token_ids: TokenIds, private: BoolMask, start: int,
                      end: int) -> tuple[torch.Tensor, torch.Tensor, npt.NDArray[np.int64]]:

@@ -64,6 +64,10 @@ class PrefixStore:
         while len(self._prompts) > self.max_prompts:
             self._prompts.popitem(last=False)
 
+    def cached_prompts(self) -> list[CachedPrompt]:
+        """Everything the store holds (for audits and the leakage evaluation)."""
+        return list(self._prompts.values())
+
     def clear(self) -> None:
         self._prompts.clear()
 

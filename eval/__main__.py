@@ -1,0 +1,81 @@
+"""`python -m eval`: compare cacheprune with the baselines on one workload, in one run.
+
+    python -m eval                                  # the shipped default workload
+    python -m eval --dataset qasper --data-dir ../shared/datasets --max-docs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from cacheprune.detectors import load_policy
+from cacheprune.engine import SamplingParams, load_default
+from eval.data import DATASETS, load_documents, project_data_dir
+from eval.report import markdown_table, write_report
+from eval.runner import SYSTEMS, compare_with_reference, run_system
+from eval.workload import WorkloadConfig, build_requests
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m eval", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", choices=DATASETS, default="default")
+    parser.add_argument("--data-dir", type=Path, help="folder holding <dataset>/*.jsonl "
+                        "(default: the project's datasets/ folder)")
+    parser.add_argument("--max-docs", type=int, default=3)
+    parser.add_argument("--queries-per-doc", type=int, default=2)
+    parser.add_argument("--tenants", type=int, default=4)
+    parser.add_argument("--max-words", type=int, default=900,
+                        help="documents are cut to this many words")
+    parser.add_argument("--max-new-tokens", type=int, default=16)
+    parser.add_argument("--victims", type=int, default=2,
+                        help="tenants the direct-leakage prober attacks")
+    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), default=list(SYSTEMS))
+    parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
+    parser.add_argument("--out", type=Path, default=Path("results"))
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if "no_sharing" not in args.systems:
+        print("error: --systems must include no_sharing (the full-recompute reference)",
+              file=sys.stderr)
+        return 2
+    data_dir = args.data_dir or project_data_dir()
+    documents = load_documents(args.dataset, data_dir, args.max_docs)
+    requests = build_requests(documents, WorkloadConfig(
+        num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words,
+        queries_per_document=args.queries_per_doc))
+    model, tokenizer = load_default()
+    policy = load_policy(args.policy)
+    sampling = SamplingParams(max_new_tokens=args.max_new_tokens)
+    print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
+          f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
+    started = time.perf_counter()
+    results = []
+    for name in args.systems:
+        results.append(run_system(name, SYSTEMS[name], model, tokenizer, policy, requests,
+                                  sampling, args.victims))
+        print(f"  {name}: done ({time.perf_counter() - started:.0f} s)")
+    compare_with_reference(results)
+    meta = {
+        "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
+        "num_tenants": args.tenants, "model_id": model.model_id,
+        "policy_version": policy.policy_version, "max_words": args.max_words,
+        "max_new_tokens": args.max_new_tokens, "seed": args.seed,
+        "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
+        "wall_s": time.perf_counter() - started,
+    }
+    report = write_report(results, args.out, meta)
+    print("\n" + markdown_table(results) + f"\n\nreport: {report}  plot: "
+          f"{args.out / 'summary.png'}  raw: {args.out / 'raw.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

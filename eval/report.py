@@ -1,0 +1,88 @@
+"""The evaluation's report: a markdown table, one PNG of plots, and the raw figures as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from eval.runner import REFERENCE, SystemResult
+
+COLUMNS = [
+    ("TTFT med s", "ttft_median_s", "{:.2f}"),
+    ("TTFT p90 s", "ttft_p90_s", "{:.2f}"),
+    ("speed-up", None, "{:.2f}x"),
+    ("hit rate", "hit_rate", "{:.1%}"),
+    ("recompute", "recompute_ratio", "{:.1%}"),
+    ("F1", "f1", "{:.3f}"),
+    ("ROUGE-L", "rouge_l", "{:.3f}"),
+    ("F1 vs full", "f1_vs_full", "{:.3f}"),
+    ("direct leak", "direct_leakage", "{:.1%}"),
+    ("ctx leak exact", "contextual_exact", "{:.1%}"),
+    ("ctx leak fuzzy", "contextual_fuzzy", "{:.1%}"),
+]
+
+
+def markdown_table(results: list[SystemResult]) -> str:
+    summaries = {r.name: r.summary() for r in results}
+    base = summaries[REFERENCE]["ttft_median_s"]
+    lines = ["| system | " + " | ".join(c[0] for c in COLUMNS) + " |",
+             "|---|" + "---:|" * len(COLUMNS)]
+    for name, summary in summaries.items():
+        cells = []
+        for _, key, fmt in COLUMNS:
+            value = base / summary["ttft_median_s"] if key is None else summary[key]
+            cells.append(fmt.format(value))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any]) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table = markdown_table(results)
+    report = out_dir / "report.md"
+    report.write_text(
+        f"# cacheprune evaluation: {meta['dataset']}\n\n"
+        f"{meta['num_requests']} requests from {meta['num_tenants']} tenants over "
+        f"{meta['num_documents']} documents; model {meta['model_id']}; "
+        f"private share of user input {meta['private_fraction']:.1%}.\n\n{table}\n\n"
+        "hit rate = tokens served from a cache / non-private prompt tokens; speed-up = "
+        f"median TTFT of {REFERENCE} / median TTFT; direct leak = private tokens a prober "
+        "recovered from the hit count; ctx leak = private values readable in the caches.\n\n"
+        "![summary](summary.png)\n"
+    )
+    (out_dir / "raw.json").write_text(json.dumps(
+        {"meta": meta, "systems": [r.as_dict() for r in results]}, indent=2))
+    _plot(results, out_dir / "summary.png")
+    return report
+
+
+def _plot(results: list[SystemResult], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [r.name for r in results]
+    summaries = [r.summary() for r in results]
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8))
+    panels = [
+        (axes[0, 0], "median TTFT (s)", [s["ttft_median_s"] for s in summaries], "{:.2f}"),
+        (axes[0, 1], "hit rate (of non-private tokens)", [s["hit_rate"] for s in summaries],
+         "{:.0%}"),
+        (axes[1, 0], "F1 vs full recompute", [s["f1_vs_full"] for s in summaries], "{:.2f}"),
+        (axes[1, 1], "direct leakage (private tokens recovered)",
+         [s["direct_leakage"] for s in summaries], "{:.0%}"),
+    ]
+    colors = ["#9e9e9e", "#9e9e9e", "#d62728", "#ff7f0e", "#1f77b4", "#2ca02c"]
+    for ax, title, values, fmt in panels:
+        bars = ax.barh(names, values, color=colors[: len(names)])
+        ax.set_title(title)
+        ax.invert_yaxis()
+        for bar, value in zip(bars, values, strict=True):
+            ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, " " + fmt.format(value),
+                    va="center", fontsize=8)
+        ax.margins(x=0.2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

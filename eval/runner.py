@@ -1,0 +1,130 @@
+"""Run every system over one workload in one process and collect the raw figures."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, field
+
+from tqdm import tqdm
+
+from cacheprune.detectors import DetectionPolicy
+from cacheprune.engine import ChatTokenizer, SamplingParams, Transformer
+from cacheprune.engine.engine import Engine
+from cacheprune.engine.sharing import EngineConfig
+from eval.leakage import contextual_recovery, probe_direct
+from eval.metrics import rouge_l, token_f1
+from eval.workload import Request
+
+# (label, engine settings); "no_sharing" is also the full-recompute reference for quality.
+SYSTEMS: dict[str, EngineConfig] = {
+    "no_sharing": EngineConfig(mode="no_sharing"),
+    "tenant_prefix": EngineConfig(mode="tenant_prefix"),
+    "global_prefix (unsafe)": EngineConfig(mode="global_prefix"),
+    "fixed_chunks_512": EngineConfig(mode="fixed_chunks"),
+    "cacheprune_paper": EngineConfig(mode="cacheprune", publish_mode="paper"),
+    "cacheprune_isolated": EngineConfig(mode="cacheprune", publish_mode="isolated"),
+}
+REFERENCE = "no_sharing"
+
+
+@dataclass(slots=True)
+class RequestResult:
+    request_id: str
+    tenant: str
+    answer: str
+    ttft_s: float
+    num_prompt_tokens: int
+    num_private: int
+    num_hit_tokens: int
+    num_reused: int
+    num_recomputed: int
+    num_published_tokens: int
+    f1: float
+    rouge_l: float
+
+
+@dataclass(slots=True)
+class SystemResult:
+    name: str
+    requests: list[RequestResult] = field(default_factory=list)
+    direct_leakage: float = 0.0
+    direct_private_tokens: int = 0
+    contextual_exact: float = 0.0
+    contextual_fuzzy: float = 0.0
+    f1_vs_reference: float = 0.0
+    rouge_l_vs_reference: float = 0.0
+
+    def summary(self) -> dict[str, float]:
+        ttfts = sorted(r.ttft_s for r in self.requests)
+        public = sum(r.num_prompt_tokens - r.num_private for r in self.requests)
+        hits = sum(r.num_hit_tokens for r in self.requests)
+        return {
+            "ttft_median_s": statistics.median(ttfts),
+            "ttft_p90_s": ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))],
+            "hit_rate": hits / public if public else 0.0,
+            "recompute_ratio": (sum(r.num_recomputed for r in self.requests) / hits
+                                if hits else 0.0),
+            "f1": statistics.fmean(r.f1 for r in self.requests),
+            "rouge_l": statistics.fmean(r.rouge_l for r in self.requests),
+            "f1_vs_full": self.f1_vs_reference,
+            "rouge_l_vs_full": self.rouge_l_vs_reference,
+            "direct_leakage": self.direct_leakage,
+            "contextual_exact": self.contextual_exact,
+            "contextual_fuzzy": self.contextual_fuzzy,
+        }
+
+    def as_dict(self) -> dict[str, object]:
+        return {"name": self.name, "summary": self.summary(),
+                "requests": [asdict(r) for r in self.requests],
+                "direct_private_tokens": self.direct_private_tokens}
+
+
+def run_system(name: str, config: EngineConfig, model: Transformer, tokenizer: ChatTokenizer,
+               policy: DetectionPolicy, requests: list[Request], sampling: SamplingParams,
+               num_victims: int) -> SystemResult:
+    """Serve the workload in order on a fresh engine, then attack it."""
+    engine = Engine(model, tokenizer, policy, config)
+    result = SystemResult(name)
+    for request in tqdm(requests, desc=f"{name:<24}", unit="req", leave=False):
+        record = engine.generate(request.tenant, request.messages, sampling)
+        result.requests.append(RequestResult(
+            request_id=request.request_id,
+            tenant=request.tenant,
+            answer=record.text,
+            ttft_s=record.stats.ttft_s,
+            num_prompt_tokens=record.stats.num_prompt_tokens,
+            num_private=record.num_private,
+            num_hit_tokens=record.num_hit_tokens,
+            num_reused=record.stats.num_reused,
+            num_recomputed=record.stats.num_recomputed,
+            num_published_tokens=record.num_published_tokens,
+            f1=token_f1(record.text, request.answers),
+            rouge_l=rouge_l(record.text, request.answers),
+        ))
+    result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine, requests)
+    victims = _first_request_per_tenant(requests)[:num_victims]
+    direct = probe_direct(engine, victims)
+    result.direct_leakage, result.direct_private_tokens = direct.ratio, direct.num_private_tokens
+    return result
+
+
+def compare_with_reference(results: list[SystemResult]) -> None:
+    """Quality against full recomputation: each answer scored against the reference
+    system's answer to the same request."""
+    reference = {r.request_id: r.answer for r in next(
+        s for s in results if s.name == REFERENCE).requests}
+    for system in results:
+        pairs = [(r.answer, reference[r.request_id]) for r in system.requests]
+        system.f1_vs_reference = statistics.fmean(
+            token_f1(answer, [ref]) if ref.strip() else float(answer == ref)
+            for answer, ref in pairs)
+        system.rouge_l_vs_reference = statistics.fmean(
+            rouge_l(answer, [ref]) if ref.strip() else float(answer == ref)
+            for answer, ref in pairs)
+
+
+def _first_request_per_tenant(requests: list[Request]) -> list[Request]:
+    seen: dict[str, Request] = {}
+    for request in requests:
+        seen.setdefault(request.tenant, request)
+    return list(seen.values())
