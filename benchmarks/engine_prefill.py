@@ -1,0 +1,115 @@
+"""Engine benchmark: prefill speed against transformers (sdpa) on the same weights, TTFT with
+90% of the prompt reused, and the cost of attention capture. Ratios are measured side by side
+in one run; run it on an otherwise idle machine.
+
+    python benchmarks/engine_prefill.py [--lengths 1024 2048 4096] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from cacheprune.engine import (
+    AttentionCapture,
+    PrefillPlan,
+    ReusedSpan,
+    SamplingParams,
+    converted_folder,
+    generate,
+    load_model,
+)
+from cacheprune.engine.memory import peak_rss_bytes, reset_peak_rss
+
+MiB = 1024 * 1024
+
+
+def best_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def peak_delta(fn) -> int | None:
+    """Peak resident memory added while `fn` runs (None where the kernel cannot reset it)."""
+    if not reset_peak_rss():
+        return None
+    before = peak_rss_bytes()
+    fn()
+    after = peak_rss_bytes()
+    return None if before is None or after is None else after - before
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lengths", type=int, nargs="+", default=[1024, 2048, 4096])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--reuse", type=float, default=0.9, help="share of the prompt reused")
+    args = parser.parse_args()
+
+    from transformers import AutoModelForCausalLM
+
+    folder = converted_folder(None)
+    model, tokenizer = load_model(folder)
+    reference = AutoModelForCausalLM.from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="sdpa"
+    ).eval()
+    print(f"model {model.model_id}, torch threads {torch.get_num_threads()}")
+    vocab = model.config.vocab_size
+    generator = torch.Generator().manual_seed(0)
+    rows = []
+    for n in args.lengths:
+        ids = torch.randint(100, vocab, (n,), generator=generator)
+        plain = PrefillPlan.full(ids)
+        model.prefill(PrefillPlan.full(ids[:64]))  # warm-up
+        ours = best_time(lambda: model.prefill(plain), args.repeats)  # noqa: B023
+        with torch.no_grad():
+            theirs = best_time(
+                lambda: reference(ids[None], logits_to_keep=1), args.repeats  # noqa: B023
+            )
+        capture_s = best_time(
+            lambda: model.prefill(plain, capture=AttentionCapture()), 1  # noqa: B023
+        )
+        mem_plain = peak_delta(lambda: model.prefill(plain))  # noqa: B023
+        mem_capture = peak_delta(
+            lambda: model.prefill(plain, capture=AttentionCapture())  # noqa: B023
+        )
+
+        full = model.prefill(plain)
+        p = int(n * args.reuse)
+        span = ReusedSpan(0, full.keys[:, :, :p].clone(), full.values[:, :, :p].clone(),
+                          torch.arange(p))
+        params = SamplingParams(max_new_tokens=1)
+        stops = tokenizer.stop_token_ids
+        ttft_none = min(generate(model, plain, params, stops).stats.ttft_s
+                        for _ in range(args.repeats))
+        ttft_reuse = min(generate(model, PrefillPlan(ids, [span]), params, stops).stats.ttft_s
+                         for _ in range(args.repeats))
+        rows.append((n, ours, theirs, ttft_none, ttft_reuse, capture_s, mem_plain, mem_capture))
+
+    print("\nprefill: cacheprune engine vs transformers sdpa (same float32 weights)")
+    print(f"{'tokens':>7} {'ours s':>8} {'hf s':>8} {'ours/hf':>8}")
+    for n, ours, theirs, *_ in rows:
+        print(f"{n:>7} {ours:8.3f} {theirs:8.3f} {ours / theirs:8.2f}")
+    print(f"\nTTFT with {args.reuse:.0%} of the prompt reused vs computing everything")
+    print(f"{'tokens':>7} {'none s':>8} {'reuse s':>8} {'speed-up':>9}")
+    for n, _, _, none, reuse, *_ in rows:
+        print(f"{n:>7} {none:8.3f} {reuse:8.3f} {none / reuse:8.2f}x")
+    print("\nattention capture (all 30 layers, all heads averaged into one n x n matrix)")
+    print(f"{'tokens':>7} {'plain s':>8} {'capture s':>10} {'overhead':>9} "
+          f"{'peak MiB':>9} {'+capture MiB':>13} {'n*n*4 MiB':>10}")
+    for n, ours, _, _, _, capture_s, mem_plain, mem_capture in rows:
+        extra = "n/a" if mem_plain is None or mem_capture is None else \
+            f"{(mem_capture - mem_plain) / MiB:.0f}"
+        plain_mib = "n/a" if mem_plain is None else f"{mem_plain / MiB:.0f}"
+        print(f"{n:>7} {ours:8.3f} {capture_s:10.3f} {capture_s / ours - 1:8.0%} "
+              f"{plain_mib:>9} {extra:>13} {n * n * 4 / MiB:10.0f}")
+
+
+if __name__ == "__main__":
+    main()
