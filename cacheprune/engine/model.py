@@ -8,6 +8,7 @@ at or before its own — reused (cached) or computed in this pass alike.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -42,6 +43,32 @@ class _CaptureState:
         self.weight = 1.0 / max(len(layers), 1)
 
 
+@dataclass(slots=True)
+class _Layout:
+    """Where one pass's tokens sit and what they may attend to; the same for every layer, so it
+    is worked out once per pass, not once per layer."""
+
+    positions: torch.Tensor  # [m] ascending
+    kv_len: int
+    write: slice | torch.Tensor  # where the computed K/V go in the buffer
+    mask: torch.Tensor | None  # [m, kv_len] bool, True = may attend
+    is_causal: bool
+
+    @classmethod
+    def of(cls, positions: torch.Tensor, kv_len: int) -> _Layout:
+        m = positions.shape[0]
+        first, last = int(positions[0]), int(positions[-1])
+        write: slice | torch.Tensor = (
+            slice(first, first + m) if last - first == m - 1 else positions
+        )
+        if m == kv_len:  # every token computed: plain causal attention
+            return cls(positions, kv_len, write, None, True)
+        if m == 1 and first == kv_len - 1:  # one new token sees everything
+            return cls(positions, kv_len, write, None, False)
+        mask = torch.arange(kv_len)[None, :] <= positions[:, None]
+        return cls(positions, kv_len, write, mask, False)
+
+
 class Attention(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -58,10 +85,9 @@ class Attention(nn.Module):
         x: torch.Tensor,
         cos: torch.Tensor,
         sin: torch.Tensor,
-        positions: torch.Tensor,
+        layout: _Layout,
         layer_keys: torch.Tensor,
         layer_values: torch.Tensor,
-        kv_len: int,
         capture: _CaptureState | None,
     ) -> torch.Tensor:
         m = x.shape[0]
@@ -70,38 +96,17 @@ class Attention(nn.Module):
         q = apply_rope(q.view(m, self.num_heads, self.head_dim).transpose(0, 1), cos, sin)
         k = apply_rope(k.view(m, self.num_kv_heads, self.head_dim).transpose(0, 1), cos, sin)
         v = v.view(m, self.num_kv_heads, self.head_dim).transpose(0, 1)
-        contiguous = m == kv_len or int(positions[-1]) - int(positions[0]) == m - 1
-        if contiguous:
-            start = int(positions[0])
-            layer_keys[:, start : start + m] = k
-            layer_values[:, start : start + m] = v
-        else:
-            layer_keys[:, positions] = k
-            layer_values[:, positions] = v
-        keys, values = layer_keys[:, :kv_len], layer_values[:, :kv_len]
+        layer_keys[:, layout.write] = k
+        layer_values[:, layout.write] = v
+        keys, values = layer_keys[:, : layout.kv_len], layer_values[:, : layout.kv_len]
         if capture is not None:
-            out = self._attention_with_capture(q, keys, values, positions, capture)
+            out = self._attention_with_capture(q, keys, values, layout.positions, capture)
         else:
-            out = self._attention(q, keys, values, positions, kv_len)
+            out = F.scaled_dot_product_attention(
+                q[None], keys[None], values[None], attn_mask=layout.mask,
+                is_causal=layout.is_causal, enable_gqa=True,
+            )[0]
         return self.o_proj(out.transpose(0, 1).reshape(m, q_size))
-
-    def _attention(
-        self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-        positions: torch.Tensor, kv_len: int,
-    ) -> torch.Tensor:
-        m = q.shape[1]
-        if m == kv_len:  # every token computed: plain causal attention
-            mask, is_causal = None, True
-        elif m == 1 and int(positions[0]) == kv_len - 1:  # one new token sees everything
-            mask, is_causal = None, False
-        else:
-            mask = torch.arange(kv_len)[None, :] <= positions[:, None]
-            is_causal = False
-        out = F.scaled_dot_product_attention(
-            q[None], keys[None], values[None], attn_mask=mask, is_causal=is_causal,
-            enable_gqa=True,
-        )
-        return out[0]
 
     def _attention_with_capture(
         self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
@@ -224,13 +229,14 @@ class Transformer(nn.Module):
         capture: _CaptureState | None,
     ) -> torch.Tensor:
         cos, sin = cos_sin(self.inv_freq, positions)
+        layout = _Layout.of(positions, kv_len)
         x = self.embed_tokens(token_ids)
         for i, layer in enumerate(self.layers):
             assert isinstance(layer, Block)
             layer_capture = capture if capture is not None and i in capture.layers else None
             x = x + layer.attn(
-                layer.input_layernorm(x), cos, sin, positions,
-                kv.keys[i], kv.values[i], kv_len, layer_capture,
+                layer.input_layernorm(x), cos, sin, layout, kv.keys[i], kv.values[i],
+                layer_capture,
             )
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         return self.norm(x)
