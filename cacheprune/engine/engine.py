@@ -124,7 +124,8 @@ class Engine:
     def _capture(self) -> AttentionCapture | None:
         if self.config.mode not in ("cacheprune", "fixed_chunks"):
             return None
-        return AttentionCapture(layers=self.config.capture_layers)
+        layers = range(0, self.model.config.num_layers, self.config.capture_layer_stride)
+        return AttentionCapture(layers=tuple(layers))
 
     # -- annotate and publish ---------------------------------------------------------------
 

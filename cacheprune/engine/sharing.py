@@ -29,7 +29,11 @@ class EngineConfig:
     audit_log_path: str | None = None
     chunk_tokens: int = 512  # fixed_chunks baseline
     max_prefix_prompts: int = 64  # prefix-cache baselines
-    capture_layers: tuple[int, ...] | None = None  # None: all layers
+    # Attention for the annotator is averaged over every k-th layer from layer 0.
+    # NOTE: 2 halves the capture cost (+24% -> +11% on a 2k-token prefill) and gave the same
+    # segments and recompute marks as all 30 layers on a QASPER paper; only the last 10
+    # layers alone did not (mark overlap 0.53).
+    capture_layer_stride: int = 2
 
     def __post_init__(self) -> None:
         modes = SharingMode.__args__  # type: ignore[attr-defined]
@@ -38,6 +42,9 @@ class EngineConfig:
         if self.publish_mode not in ("isolated", "paper"):
             raise ValueError(f"publish_mode must be 'isolated' or 'paper'; got "
                              f"{self.publish_mode!r}")
+        if self.capture_layer_stride < 1:
+            raise ValueError(f"capture_layer_stride must be >= 1, got "
+                             f"{self.capture_layer_stride}")
         if self.chunk_tokens < self.annotator.min_len:
             raise ValueError(f"chunk_tokens ({self.chunk_tokens}) must be >= the annotator's "
                              f"min_len ({self.annotator.min_len})")
