@@ -40,6 +40,7 @@ class Engine:
             budget_bytes=self.config.pool_budget_bytes,
             max_context_tokens=shape.max_context,
             min_entry_tokens=self.config.annotator.min_len,
+            anchor_stride=self.config.anchor_stride,
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
         ))

@@ -26,6 +26,10 @@ class EngineConfig:
     annotator: AnnotatorConfig = field(default_factory=AnnotatorConfig)
     pool_budget_bytes: int = 2 * GiB
     pool_ttl_s: float | None = 3600.0
+    # Entries are also found from windows every 16 tokens inside them, not only from their
+    # first tokens: a segment published by one tenant usually begins with words that follow
+    # that tenant's own private details, which the next tenant does not share.
+    anchor_stride: int | None = 16
     audit_log_path: str | None = None
     chunk_tokens: int = 512  # fixed_chunks baseline
     max_prefix_prompts: int = 64  # prefix-cache baselines

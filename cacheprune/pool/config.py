@@ -56,6 +56,9 @@ class PoolConfig:
     budget_bytes: int
     max_context_tokens: int
     min_entry_tokens: int = 64
+    # None: an entry is found only from its first tokens (the paper's index); s: also from
+    # windows at offsets s, 2s, ... inside it (see cacheprune.retriever.index).
+    anchor_stride: int | None = None
     ttl_s: float | None = 3600.0
     backpressure_utilization: float = 0.9
     backpressure_mode: BackpressureMode = "skip"
@@ -73,6 +76,10 @@ class PoolConfig:
             raise PoolConfigError(
                 f"min_entry_tokens must lie in [1, max_context_tokens={self.max_context_tokens}], "
                 f"got {self.min_entry_tokens}"
+            )
+        if self.anchor_stride is not None and self.anchor_stride < 1:
+            raise PoolConfigError(
+                f"anchor_stride must be at least 1 token or None, got {self.anchor_stride}"
             )
         if self.ttl_s is not None and not (self.ttl_s > 0 and math.isfinite(self.ttl_s)):
             raise PoolConfigError(f"ttl_s must be positive and finite or None, got {self.ttl_s}")

@@ -64,7 +64,8 @@ class KVPool:
         # evicted entry's KV is not kept alive until its TTL would have run out.
         self._by_age: deque[tuple[float, SegmentHash]] = deque()
         self._index = PrefixIndex(
-            config.min_entry_tokens, random_base() if hash_base is None else hash_base
+            config.min_entry_tokens, random_base() if hash_base is None else hash_base,
+            config.anchor_stride,
         )
         self._bytes_in_use = 0
         self._leased_bytes = 0

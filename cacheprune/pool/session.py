@@ -160,12 +160,12 @@ class PoolSession:
                 f"entry {match.entry_hash} was {entry.state.value} after the lookup; "
                 "recompute those tokens"
             )
-        length = match.length
+        part = slice(match.entry_start, match.entry_start + match.length)
         return SegmentKV(
-            keys=entry.keys[:, :, :length, :],
-            values=entry.values[:, :, :length, :],
-            positions=entry.positions[:length],
-            recompute=entry.recompute[:length],
+            keys=entry.keys[:, :, part, :],
+            values=entry.values[:, :, part, :],
+            positions=entry.positions[part],
+            recompute=entry.recompute[part],
         )
 
     def stage(

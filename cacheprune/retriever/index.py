@@ -1,4 +1,10 @@
-"""The index the retriever searches: entry-prefix rolling hashes to the entries that have them.
+"""The index the retriever searches: rolling hashes of entry windows ("anchors") to the entries
+and offsets that have them.
+
+By default only each entry's first window is an anchor (the CachePrune paper's index). With an
+`anchor_stride` s, windows starting at offsets 0, s, 2s, ... are anchors too, so a request that
+shares only the middle of an entry (a document whose entry began with another tenant's
+template words) still finds it, at most s - 1 tokens late.
 
 The pool owns one and keeps it equal to its set of visible entries (added on publish, removed on
 evict, expiry and invalidation); the retriever only reads it.
@@ -26,22 +32,28 @@ class IndexedSegment:
         return int(self.token_ids.shape[0])
 
 
+Anchor = tuple[SegmentHash, int]  # (entry, offset of the window in the entry)
+
+
 class PrefixIndex:
-    """Rolling hash of each entry's first `window` tokens -> the entries with that prefix hash.
+    """Rolling hash of `window` tokens at each anchor offset -> the (entry, offset) pairs.
 
     Not thread-safe by itself: the pool calls it under its own lock.
     """
 
-    __slots__ = ("window", "base", "_buckets", "_segments", "_keys")
+    __slots__ = ("window", "base", "anchor_stride", "_buckets", "_segments", "_keys")
 
-    def __init__(self, window: int, base: int) -> None:
+    def __init__(self, window: int, base: int, anchor_stride: int | None = None) -> None:
         if window < 1:
             raise ValueError(f"index window must be at least 1 token, got {window}")
+        if anchor_stride is not None and anchor_stride < 1:
+            raise ValueError(f"anchor_stride must be at least 1 token or None, got {anchor_stride}")
         self.window = window
         self.base = check_base(base)
-        self._buckets: dict[int, list[SegmentHash]] = {}
+        self.anchor_stride = anchor_stride
+        self._buckets: dict[int, list[Anchor]] = {}
         self._segments: dict[SegmentHash, IndexedSegment] = {}
-        self._keys: dict[SegmentHash, int] = {}
+        self._keys: dict[SegmentHash, list[int]] = {}
 
     def __len__(self) -> int:
         return len(self._segments)
@@ -53,30 +65,41 @@ class PrefixIndex:
         """Index `segment`; called by the pool once per published entry."""
         if segment.segment_hash in self._segments:
             raise ValueError(f"segment {segment.segment_hash} is already indexed")
-        key = prefix_key(segment.token_ids, self.window, self.base)
-        self._buckets.setdefault(key, []).append(segment.segment_hash)
+        keys = []
+        for offset in self._offsets(segment.num_tokens):
+            key = prefix_key(segment.token_ids[offset:], self.window, self.base)
+            self._buckets.setdefault(key, []).append((segment.segment_hash, offset))
+            keys.append(key)
         self._segments[segment.segment_hash] = segment
-        self._keys[segment.segment_hash] = key
+        self._keys[segment.segment_hash] = keys
+
+    def _offsets(self, num_tokens: int) -> range:
+        if self.anchor_stride is None:
+            return range(1)
+        return range(0, num_tokens - self.window + 1, self.anchor_stride)
 
     def remove(self, segment_hash: SegmentHash) -> None:
         """Forget `segment_hash`; called by the pool when an entry stops being visible."""
         if segment_hash not in self._segments:
             raise KeyError(f"segment {segment_hash} is not indexed")
-        key = self._keys.pop(segment_hash)
+        keys = self._keys.pop(segment_hash)
         del self._segments[segment_hash]
-        bucket = self._buckets[key]
-        bucket.remove(segment_hash)
-        if not bucket:
-            del self._buckets[key]
+        for key in set(keys):
+            bucket = [anchor for anchor in self._buckets[key] if anchor[0] != segment_hash]
+            if bucket:
+                self._buckets[key] = bucket
+            else:
+                del self._buckets[key]
 
     def present(self, keys: list[int]) -> list[bool]:
-        """For each window hash, whether some entry prefix has it (one dict probe each)."""
+        """For each window hash, whether some anchor has it (one dict probe each)."""
         buckets = self._buckets
         return [key in buckets for key in keys]
 
-    def candidates(self, key: int) -> list[IndexedSegment]:
-        """Entries whose first `window` tokens hash to `key` (collisions included)."""
-        return [self._segments[h] for h in self._buckets.get(key, ())]
+    def candidates(self, key: int) -> list[tuple[IndexedSegment, int]]:
+        """(entry, offset) pairs whose window at that offset hashes to `key` (collisions
+        included)."""
+        return [(self._segments[h], offset) for h, offset in self._buckets.get(key, ())]
 
     def segment(self, segment_hash: SegmentHash) -> IndexedSegment:
         return self._segments[segment_hash]

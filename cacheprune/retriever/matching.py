@@ -1,8 +1,9 @@
 """Find the pooled segments a request can reuse: scan, verify, choose the best cover.
 
 1. Rolling hashes of every window of K tokens inside the request's non-private runs.
-2. Windows whose hash is an entry-prefix key propose candidates; each is extended token by token
-   against the entry (the match may be a prefix of the entry, never past the run's end).
+2. Windows whose hash is an anchor key propose candidates (an entry and an offset in it); each
+   is extended token by token against the entry from that offset (the match may end before the
+   entry does, never past the run's end).
 3. The non-overlapping set covering the most tokens is chosen (`cover.best_cover`).
 4. Every chosen match is confirmed by SHA-256 over (model id, policy version, token bytes): the
    reader's identity must equal the entry's. The rolling hash alone never decides anything.
@@ -30,11 +31,13 @@ from cacheprune.retriever.rolling import window_hashes
 
 @dataclass(slots=True, frozen=True)
 class Match:
-    """`request[request_start : request_start + length] == entry.token_ids[:length]`."""
+    """`request[request_start : request_start + length] ==
+    entry.token_ids[entry_start : entry_start + length]`."""
 
     request_start: int
     length: int
     entry_hash: SegmentHash
+    entry_start: int = 0
 
     @property
     def request_end(self) -> int:
@@ -68,10 +71,11 @@ def _run_ends(private_mask: npt.NDArray[np.bool_], positions: npt.NDArray[np.int
     return private_positions[np.searchsorted(private_positions, positions)].tolist()
 
 
-def _entry_prefix_hash(segment: IndexedSegment, length: int) -> SegmentHash:
-    if length == segment.num_tokens:
+def _entry_part_hash(segment: IndexedSegment, offset: int, length: int) -> SegmentHash:
+    if offset == 0 and length == segment.num_tokens:
         return segment.segment_hash
-    return segment_hash(segment.model_id, segment.policy_version, segment.token_ids[:length])
+    return segment_hash(segment.model_id, segment.policy_version,
+                        segment.token_ids[offset : offset + length])
 
 
 def find_matches(
@@ -102,16 +106,16 @@ def find_matches(
 
     starts: list[int] = []
     lengths: list[int] = []
-    sources: list[IndexedSegment] = []
+    sources: list[tuple[IndexedSegment, int]] = []
     for start, run_end, key in zip(
         hit_positions.tolist(), _run_ends(mask, hit_positions), hashes[hit_positions].tolist(),
         strict=True,
     ):
-        best: IndexedSegment | None = None
+        best: tuple[IndexedSegment, int] | None = None
         best_length = 0
-        for segment in index.candidates(key):
+        for segment, offset in index.candidates(key):
             result.num_candidates += 1
-            length = _common_prefix(tokens[start:run_end], segment.token_ids)
+            length = _common_prefix(tokens[start:run_end], segment.token_ids[offset:])
             if length < window:
                 result.num_collisions += 1
                 continue
@@ -119,7 +123,7 @@ def find_matches(
                 result.num_metadata_mismatches += 1
                 continue
             if length > best_length:
-                best, best_length = segment, length
+                best, best_length = (segment, offset), length
         if best is not None:
             starts.append(start)
             lengths.append(best_length)
@@ -128,12 +132,12 @@ def find_matches(
     chosen = best_cover(
         np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64), window
     )
-    for start, length, segment in zip(starts, chosen.tolist(), sources, strict=True):
+    for start, length, (segment, offset) in zip(starts, chosen.tolist(), sources, strict=True):
         if length == 0:
             continue
         reader_hash = segment_hash(model_id, policy_version, tokens[start : start + length])
-        if reader_hash != _entry_prefix_hash(segment, length):
+        if reader_hash != _entry_part_hash(segment, offset, length):
             result.num_verification_failures += 1
             continue
-        result.matches.append(Match(start, length, segment.segment_hash))
+        result.matches.append(Match(start, length, segment.segment_hash, offset))
     return result

@@ -33,8 +33,18 @@ def naive_best_coverage(
     mask: Sequence[bool],
     entries: Sequence[Sequence[int]],
     min_length: int,
+    anchor_stride: int | None = None,
 ) -> int:
-    """Most request tokens coverable by non-overlapping entry prefixes of >= min_length tokens."""
+    """Most request tokens coverable by non-overlapping entry parts of >= min_length tokens.
+
+    A part starts at an entry's beginning, or, with `anchor_stride` s, at any offset that is a
+    multiple of s and leaves at least `min_length` tokens."""
+    if anchor_stride is not None:
+        entries = [
+            entry[offset:]
+            for entry in entries
+            for offset in range(0, len(entry) - min_length + 1, anchor_stride)
+        ]
     num_tokens = len(request)
     longest = [
         max((naive_longest_prefix(request, mask, p, entry) for entry in entries), default=0)

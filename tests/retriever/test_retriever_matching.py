@@ -26,8 +26,8 @@ def make_segment(tokens, model_id=MODEL, policy_version=POLICY):
     )
 
 
-def build_index(entries, window, base=None):
-    index = PrefixIndex(window, random_base() if base is None else base)
+def build_index(entries, window, base=None, anchor_stride=None):
+    index = PrefixIndex(window, random_base() if base is None else base, anchor_stride)
     for tokens in entries:
         segment = make_segment(tokens)
         if segment.segment_hash not in index:
@@ -61,10 +61,10 @@ def pools_and_requests(draw):
 
 
 @settings(max_examples=150, deadline=None)
-@given(pools_and_requests())
-def test_matches_equal_naive_substring_search(case):
+@given(pools_and_requests(), st.sampled_from([None, 1, 3]))
+def test_matches_equal_naive_substring_search(case, anchor_stride):
     window, entries, request, mask = case
-    index = build_index(entries, window)
+    index = build_index(entries, window, anchor_stride=anchor_stride)
     result = find_matches(request, mask, index, MODEL, POLICY)
     covered = 0
     previous_end = 0
@@ -73,11 +73,12 @@ def test_matches_equal_naive_substring_search(case):
         part = request[match.request_start : match.request_end]
         assert match.length >= window
         assert match.request_start >= previous_end
-        assert part == entry[: match.length]
+        assert part == entry[match.entry_start : match.entry_start + match.length]
+        assert match.entry_start % (anchor_stride or len(entry) + 1) == 0
         assert not any(mask[match.request_start : match.request_end])
         previous_end = match.request_end
         covered += match.length
-    assert covered == naive_best_coverage(request, mask, entries, window)
+    assert covered == naive_best_coverage(request, mask, entries, window, anchor_stride)
     assert result.num_verification_failures == 0
 
 
