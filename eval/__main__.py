@@ -26,7 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", type=Path, help="folder holding <dataset>/*.jsonl "
                         "(default: the project's datasets/ folder)")
     parser.add_argument("--max-docs", type=int, default=3)
-    parser.add_argument("--queries-per-doc", type=int, default=2)
+    parser.add_argument("--queries-per-doc", type=int, default=3)
     parser.add_argument("--tenants", type=int, default=4)
     parser.add_argument("--max-words", type=int, default=900,
                         help="documents are cut to this many words")

@@ -41,14 +41,18 @@ def probe_direct(engine: Engine, victims: list[Request]) -> DirectLeakage:
         prefix = victim.template.user_text_before(_ATTACKED_SLOT, victim.slot_values)
         secret = victim.slot_values[_ATTACKED_SLOT]
         encoding = tokenizer.encode(prefix + secret)
-        secret_tokens = [tid for tid, (start, _) in zip(encoding.ids, encoding.offsets,
-                                                        strict=True) if start >= len(prefix)]
+        # The secret's tokens are those holding any of its characters; the first one usually
+        # carries the space before it too, so the prober's fixed text stops where it begins.
+        covering = [i for i, (start, end) in enumerate(encoding.offsets)
+                    if end > len(prefix) and start < len(prefix) + len(secret)]
+        base = (prefix + secret)[: encoding.offsets[covering[0]][0]]
+        secret_tokens = [encoding.ids[i] for i in covering]
         score.num_private_tokens += len(secret_tokens)
         for i, true_token in enumerate(secret_tokens):
             known = secret_tokens[:i]
             wrong_token = _wrong_token(true_token, tokenizer.vocab_size)
-            hits_true = _hits(engine, victim, prefix, known + [true_token])
-            hits_wrong = _hits(engine, victim, prefix, known + [wrong_token])
+            hits_true = _hits(engine, victim, base, known + [true_token])
+            hits_wrong = _hits(engine, victim, base, known + [wrong_token])
             if hits_true > hits_wrong:
                 score.num_recovered += 1
     return score

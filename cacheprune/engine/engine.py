@@ -20,7 +20,7 @@ from cacheprune.engine.prefix_store import PrefixStore
 from cacheprune.engine.prompt import Prompt, PublicRange, render_prompt
 from cacheprune.engine.sharing import EngineConfig, RequestRecord
 from cacheprune.engine.tokenizer import ChatTokenizer
-from cacheprune.pool import KVPool, KVShape, PoolConfig, PoolSession
+from cacheprune.pool import KVPool, KVShape, Match, PoolConfig, PoolSession
 
 BoolMask = npt.NDArray[np.bool_]
 TokenIds = npt.NDArray[np.int64]
@@ -102,8 +102,7 @@ class Engine:
         reused: list[ReusedSpan] = []
         if mode in ("cacheprune", "fixed_chunks"):
             for match in session.lookup(token_ids, private):
-                if mode == "fixed_chunks" and not self._is_whole_chunk(match.request_start,
-                                                                       match.length):
+                if mode == "fixed_chunks" and not self._is_whole_chunk(match):
                     continue
                 kv = session.read(match)
                 reused.append(ReusedSpan(
@@ -119,8 +118,10 @@ class Engine:
                                          cached.values[:, :, :length], torch.arange(length)))
         return PrefillPlan(torch.from_numpy(token_ids), reused)
 
-    def _is_whole_chunk(self, start: int, length: int) -> bool:
-        return start % self.config.chunk_tokens == 0 and length == self.config.chunk_tokens
+    def _is_whole_chunk(self, match: Match) -> bool:
+        size = self.config.chunk_tokens
+        return match.request_start % size == 0 and match.length == size and \
+            match.entry_start == 0
 
     def _capture(self) -> AttentionCapture | None:
         if self.config.mode not in ("cacheprune", "fixed_chunks"):
