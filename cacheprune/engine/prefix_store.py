@@ -15,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from cacheprune.retriever.matching import common_prefix_length
+
 
 @dataclass(slots=True)
 class CachedPrompt:
@@ -45,7 +47,7 @@ class PrefixStore:
         for key, cached in self._prompts.items():
             if key[0] != scope:
                 continue
-            length = _common_prefix(cached.token_ids, token_ids)
+            length = common_prefix_length(cached.token_ids, token_ids)
             if length > best_len:
                 best, best_len = cached, length
         if best is not None:
@@ -71,8 +73,3 @@ class PrefixStore:
     def clear(self) -> None:
         self._prompts.clear()
 
-
-def _common_prefix(a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]) -> int:
-    n = min(a.shape[0], b.shape[0])
-    differs = np.flatnonzero(a[:n] != b[:n])
-    return int(differs[0]) if differs.size else n

@@ -20,7 +20,6 @@ import numpy.typing as npt
 from cacheprune.retriever.cover import best_cover
 from cacheprune.retriever.identity import (
     SegmentHash,
-    TokenArray,
     as_mask_array,
     as_token_array,
     segment_hash,
@@ -59,9 +58,10 @@ class MatchResult:
         return sum(match.length for match in self.matches)
 
 
-def _common_prefix(request_part: TokenArray, entry_tokens: TokenArray) -> int:
-    limit = min(request_part.shape[0], entry_tokens.shape[0])
-    differs = np.flatnonzero(request_part[:limit] != entry_tokens[:limit])
+def common_prefix_length(a: npt.NDArray[np.integer], b: npt.NDArray[np.integer]) -> int:
+    """How many leading tokens two id arrays share."""
+    limit = min(a.shape[0], b.shape[0])
+    differs = np.flatnonzero(a[:limit] != b[:limit])
     return int(differs[0]) if differs.size else limit
 
 
@@ -115,7 +115,7 @@ def find_matches(
         best_length = 0
         for segment, offset in index.candidates(key):
             result.num_candidates += 1
-            length = _common_prefix(tokens[start:run_end], segment.token_ids[offset:])
+            length = common_prefix_length(tokens[start:run_end], segment.token_ids[offset:])
             if length < window:
                 result.num_collisions += 1
                 continue
