@@ -1,0 +1,53 @@
+"""Recompute policy vs speed and quality on the default workload, side by side in one run.
+
+    PYTHONPATH=. python benchmarks/recompute_policy.py
+
+Every cacheprune variant serves the same seeded requests as the full-recompute reference
+(no_sharing); F1 "vs full" scores each answer against the reference's answer.
+"""
+
+from __future__ import annotations
+
+from cacheprune.annotator import AnnotatorConfig, RecomputeAboveShare, RecomputeTopFraction
+from cacheprune.detectors import load_policy
+from cacheprune.engine import SamplingParams, load_default
+from cacheprune.engine.sharing import EngineConfig
+from eval.data import load_documents, project_data_dir
+from eval.runner import compare_with_reference, run_system
+from eval.workload import WorkloadConfig, build_requests
+
+POLICIES = {
+    "above_share 0.3": RecomputeAboveShare(share=0.3),
+    "above_share 0.5": RecomputeAboveShare(share=0.5),
+    "top_fraction 0.15": RecomputeTopFraction(fraction=0.15),
+}
+
+
+def main() -> None:
+    documents = load_documents("default", project_data_dir(), 3)
+    requests = build_requests(documents, WorkloadConfig(
+        num_tenants=4, max_document_words=900, queries_per_document=3))
+    model, tokenizer = load_default()
+    policy = load_policy()
+    sampling = SamplingParams(max_new_tokens=16)
+    results = [run_system("no_sharing", EngineConfig(mode="no_sharing"), model, tokenizer,
+                          policy, requests, sampling, 0)]
+    for label, recompute in POLICIES.items():
+        for publish_mode in ("paper", "isolated"):
+            config = EngineConfig(mode="cacheprune", publish_mode=publish_mode,
+                                  annotator=AnnotatorConfig(recompute=recompute))
+            results.append(run_system(f"{label} / {publish_mode}", config, model, tokenizer,
+                                      policy, requests, sampling, 0))
+    compare_with_reference(results)
+    base = results[0].summary()["ttft_median_s"]
+    print(f"\n{'policy / publish mode':<28} {'TTFT med s':>10} {'speed-up':>9} {'hit rate':>9} "
+          f"{'recompute':>10} {'F1':>6} {'F1 vs full':>11}")
+    for result in results:
+        s = result.summary()
+        print(f"{result.name:<28} {s['ttft_median_s']:10.2f} {base / s['ttft_median_s']:8.2f}x "
+              f"{s['hit_rate']:9.1%} {s['recompute_ratio']:10.1%} {s['f1']:6.3f} "
+              f"{s['f1_vs_full']:11.3f}")
+
+
+if __name__ == "__main__":
+    main()
