@@ -17,9 +17,12 @@ from eval.runner import compare_with_reference, run_system
 from eval.workload import WorkloadConfig, build_requests
 
 POLICIES = {
-    "above_share 0.3": RecomputeAboveShare(share=0.3),
-    "above_share 0.5": RecomputeAboveShare(share=0.5),
-    "top_fraction 0.15": RecomputeTopFraction(fraction=0.15),
+    "above 0.3, all": AnnotatorConfig(recompute=RecomputeAboveShare(share=0.3),
+                                      recompute_context="all"),
+    "above 0.3, unshared": AnnotatorConfig(recompute=RecomputeAboveShare(share=0.3)),
+    "above 0.2, unshared": AnnotatorConfig(recompute=RecomputeAboveShare(share=0.2)),
+    "above 0.1, unshared": AnnotatorConfig(recompute=RecomputeAboveShare(share=0.1)),
+    "top 0.15, unshared": AnnotatorConfig(recompute=RecomputeTopFraction(fraction=0.15)),
 }
 
 
@@ -32,19 +35,19 @@ def main() -> None:
     sampling = SamplingParams(max_new_tokens=16)
     results = [run_system("no_sharing", EngineConfig(mode="no_sharing"), model, tokenizer,
                           policy, requests, sampling, 0)]
-    for label, recompute in POLICIES.items():
+    for label, annotator in POLICIES.items():
         for publish_mode in ("paper", "isolated"):
             config = EngineConfig(mode="cacheprune", publish_mode=publish_mode,
-                                  annotator=AnnotatorConfig(recompute=recompute))
+                                  annotator=annotator)
             results.append(run_system(f"{label} / {publish_mode}", config, model, tokenizer,
                                       policy, requests, sampling, 0))
     compare_with_reference(results)
     base = results[0].summary()["ttft_median_s"]
-    print(f"\n{'policy / publish mode':<28} {'TTFT med s':>10} {'speed-up':>9} {'hit rate':>9} "
+    print(f"\n{'policy / publish mode':<32} {'TTFT med s':>10} {'speed-up':>9} {'hit rate':>9} "
           f"{'recompute':>10} {'F1':>6} {'F1 vs full':>11}")
     for result in results:
         s = result.summary()
-        print(f"{result.name:<28} {s['ttft_median_s']:10.2f} {base / s['ttft_median_s']:8.2f}x "
+        print(f"{result.name:<32} {s['ttft_median_s']:10.2f} {base / s['ttft_median_s']:8.2f}x "
               f"{s['hit_rate']:9.1%} {s['recompute_ratio']:10.1%} {s['f1']:6.3f} "
               f"{s['f1_vs_full']:11.3f}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -52,13 +53,21 @@ def score_spans(
 ) -> list[Segment]:
     """Scores and recompute marks for spans chosen elsewhere (fixed chunks, say), computed
     exactly as `annotate` computes them for its own segments. The spans are not checked for
-    being self-contextualized or free of private tokens: that is the caller's choice."""
+    being self-contextualized or free of private tokens: that is the caller's choice. With
+    `recompute_context="unshared"` they must be in order and must not overlap."""
     matrix = check_attention(attention)
     n = matrix.shape[0]
     private = _check_mask("private_mask", private_mask, n)
     for start, end in spans:
         if not 0 <= start < end <= n:
             raise ValueError(f"span [{start}, {end}) is not a non-empty span of the {n} tokens")
+    if config.recompute_context == "unshared":
+        for (a, b), (c, d) in itertools.pairwise(spans):
+            if c < b:
+                raise ValueError(
+                    f"spans [{a}, {b}) and [{c}, {d}) overlap or are out of order; with "
+                    'recompute_context="unshared" spans must be in order'
+                )
     starts = np.array([start for start, _ in spans], dtype=np.int64)
     ends = np.array([end for _, end in spans], dtype=np.int64)
     return _scored(matrix, private, starts, ends, config)
@@ -72,7 +81,8 @@ def _scored(
     config: AnnotatorConfig,
 ) -> list[Segment]:
     shares, internal, external, private_attention, status, row = score_segments(
-        matrix, private, starts, ends, config.sink_tokens, config.sink_mode == "renormalize"
+        matrix, private, starts, ends, config.sink_tokens, config.sink_mode == "renormalize",
+        config.recompute_context == "unshared",
     )
     raise_for_status(status, row)
     segments: list[Segment] = []

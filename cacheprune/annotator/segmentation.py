@@ -154,6 +154,7 @@ def score_segments(
     ends: npt.NDArray[np.int64],
     sink_tokens: int,
     renormalize: bool,
+    earlier_segments_shared: bool,
 ) -> tuple[
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
@@ -163,7 +164,8 @@ def score_segments(
     int,
 ]:
     """Per token of every segment (concatenated, in order): the share of its attention that goes
-    to tokens before its segment. Per segment: internal, external and private attention.
+    to tokens before its segment, leaving out the earlier segments' tokens when
+    `earlier_segments_shared`. Per segment: internal, external and private attention.
     Then a status code and the row of the fault, as `choose_segments`."""
     num = starts.shape[0]
     internal = np.zeros(num, dtype=np.float64)
@@ -190,6 +192,11 @@ def score_segments(
             if status != STATUS_OK:
                 return shares, internal, external, private_attention, status, row
             outside = before * scale
+            unshared = before
+            if earlier_segments_shared:
+                for j in range(k):
+                    on_segment, _ = sum_range(attention, row, max(sink_tokens, starts[j]), ends[j])
+                    unshared -= on_segment
             on_private = 0.0
             for col in private_columns:
                 if col >= start:
@@ -200,6 +207,6 @@ def score_segments(
             internal[k] += row_total - outside
             private_attention[k] += on_private * scale
             if row_total > 0.0:
-                shares[offset] = outside / row_total
+                shares[offset] = max(unshared, 0.0) * scale / row_total
             offset += 1
     return shares, internal, external, private_attention, STATUS_OK, 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -19,11 +20,19 @@ from cacheprune.annotator import (
 )
 
 
-def reference_shares(weights: np.ndarray, start: int, end: int) -> np.ndarray:
+def reference_shares(
+    weights: np.ndarray, start: int, end: int, shared: Sequence[tuple[int, int]] = ()
+) -> np.ndarray:
+    """Each row's attention to the columns before `start`, less the `shared` spans' columns,
+    over its total."""
+    outside = np.zeros(weights.shape[1], dtype=bool)
+    outside[:start] = True
+    for a, b in shared:
+        outside[a:b] = False
     shares = []
     for row in range(start, end):
         total = weights[row, : row + 1].sum()
-        shares.append(weights[row, :start].sum() / total if total > 0 else 0.0)
+        shares.append(weights[row, outside].sum() / total if total > 0 else 0.0)
     return np.array(shares)
 
 
@@ -39,19 +48,25 @@ def _prompt(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     seed=st.integers(0, 2**32 - 1),
     share=st.floats(0.0, 1.0),
     sink_mode=st.sampled_from(["exclude", "renormalize"]),
+    context=st.sampled_from(["all", "unshared"]),
 )
-def test_marks_above_share_match_direct_shares(seed: int, share: float, sink_mode: str) -> None:
+def test_marks_above_share_match_direct_shares(
+    seed: int, share: float, sink_mode: str, context: str
+) -> None:
     attention, private_mask, computed_mask = _prompt(60, seed)
     config = AnnotatorConfig(
         min_len=4, ratio=0.5, sink_mode=sink_mode,  # type: ignore[arg-type]
         recompute=RecomputeAboveShare(share=share),
+        recompute_context=context,  # type: ignore[arg-type]
     )
     weights = treated(attention, config.sink_tokens, sink_mode == "renormalize")
 
     annotation = annotate(attention, private_mask, computed_mask, config)
 
-    for segment in annotation.segments:
-        shares = reference_shares(weights, segment.start, segment.end)
+    for k, segment in enumerate(annotation.segments):
+        earlier = [(s.start, s.end) for s in annotation.segments[:k]]
+        shares = reference_shares(weights, segment.start, segment.end,
+                                  earlier if context == "unshared" else [])
         # Shares within float noise of the threshold may go either way.
         clear = np.abs(shares - share) > 1e-9
         np.testing.assert_array_equal(segment.recompute[clear], (shares > share)[clear])
@@ -68,8 +83,9 @@ def test_marks_top_fraction_take_the_largest_shares(seed: int, fraction: float) 
 
     annotation = annotate(attention, private_mask, computed_mask, config)
 
-    for segment in annotation.segments:
-        shares = reference_shares(weights, segment.start, segment.end)
+    for k, segment in enumerate(annotation.segments):
+        earlier = [(s.start, s.end) for s in annotation.segments[:k]]
+        shares = reference_shares(weights, segment.start, segment.end, earlier)
         positive = int((shares > 0).sum())
         assert segment.num_recompute == min(math.ceil(fraction * segment.num_tokens), positive)
         if segment.num_recompute and segment.num_recompute < segment.num_tokens:
@@ -101,7 +117,8 @@ def test_score_spans_match_direct_sums_on_any_span(seed: int, data: st.DataObjec
     attention = synthetic_attention(n, seed)
     starts = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))
     spans = [(start, data.draw(st.integers(start + 1, n))) for start in starts]
-    config = AnnotatorConfig(recompute=RecomputeAboveShare(share=0.2))
+    # Spans here may overlap and come in any order: every token before a span is outside it.
+    config = AnnotatorConfig(recompute=RecomputeAboveShare(share=0.2), recompute_context="all")
     weights = treated(attention, config.sink_tokens, renormalize=True)
 
     segments = score_spans(attention, private_mask, spans, config)
@@ -117,6 +134,8 @@ def test_score_spans_match_direct_sums_on_any_span(seed: int, data: st.DataObjec
 def test_score_spans_refuses_bad_spans_and_bad_rows() -> None:
     attention = synthetic_attention(10, seed=4)
     nothing = np.zeros(10, dtype=bool)
+    with pytest.raises(ValueError, match=r"spans \[5, 8\) and \[6, 9\) .* in order"):
+        score_spans(attention, nothing, [(5, 8), (6, 9)], AnnotatorConfig())
     with pytest.raises(ValueError, match=r"span \[4, 12\) is not a non-empty span of the 10"):
         score_spans(attention, nothing, [(0, 3), (4, 12)], AnnotatorConfig())
     attention[6, 2] = np.inf
