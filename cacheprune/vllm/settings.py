@@ -1,0 +1,54 @@
+"""The connector's settings: `kv_connector_extra_config`, validated with errors that name the key.
+
+vLLM-free, so that a bad configuration is reported the same way with or without vLLM.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+TenantSource = Literal["cache_salt", "none"]
+
+
+class ConnectorConfigError(ValueError):
+    """`kv_connector_extra_config` is missing a key, has an unknown one, or a bad value."""
+
+
+class ConnectorSettings(BaseModel):
+    """What `kv_connector_extra_config` may hold.
+
+    `tenant_source="cache_salt"`: the tenant is the request's `cache_salt`, which the server
+    (not the client) must set; a request without one never touches the pool, since vLLM's own
+    prefix cache would then be shared unsalted. `"none"`: every request may use the pool
+    (one trusted tenant, or salts handled elsewhere).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pool_dir: str = Field(min_length=1)
+    pool_budget_bytes: int = Field(default=2 * 1024**3, gt=0)
+    min_shared_tokens: int = Field(default=64, ge=1)
+    detector_config: str | None = None  # a policy YAML; None = the policy cacheprune ships
+    tenant_source: TenantSource = "cache_salt"
+    pool_ttl_s: float | None = Field(default=3600.0, gt=0)
+    audit_log: str | None = None
+
+
+def parse_settings(extra_config: Any) -> ConnectorSettings:
+    if not isinstance(extra_config, dict):
+        raise ConnectorConfigError(
+            f"kv_connector_extra_config must be a JSON object, got {type(extra_config).__name__}")
+    try:
+        return ConnectorSettings.model_validate(extra_config)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"'{'.'.join(str(p) for p in issue['loc']) or '(root)'}': {issue['msg']}"
+            + (f" (got {issue['input']!r})" if issue["type"] != "missing" else "")
+            for issue in error.errors()
+        )
+        allowed = ", ".join(ConnectorSettings.model_fields)
+        raise ConnectorConfigError(
+            f"CachePruneConnector: bad kv_connector_extra_config: {problems}. "
+            f"Allowed keys: {allowed}") from None
