@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -87,6 +88,8 @@ class Engine:
             stats=generation.stats,
             num_private=int(private.sum()),
             num_hit_tokens=sum(span.length for span in plan.reused),
+            hit_spans=[(span.start, span.end) for span in plan.reused],
+            private_mask=private,
             num_published_tokens=sum(length for _, length in published),
             published=[segment_hash for segment_hash, _ in published],
             failed_closed_reason=masked.detection.reason if masked.detection.failed_closed
@@ -154,12 +157,16 @@ class Engine:
             segments = [(s.start, s.end, s.recompute) for s in annotation.segments]
         private_positions = np.flatnonzero(private)
         first_private = int(private_positions[0]) if private_positions.size else len(token_ids)
+        private_free: _PrivateFreeKV | None = None
         published = []
         for start, end, marks in segments:
-            isolate = mode == "fixed_chunks" or (
-                self.config.publish_mode == "isolated" and end > first_private)
-            if isolate:
+            if mode == "fixed_chunks":
                 keys, values, positions = self._isolated_kv(token_ids, private, start, end)
+            elif self.config.publish_mode == "isolated" and end > first_private:
+                if private_free is None:  # one pass serves every segment of the request
+                    last_end = max(segment_end for _, segment_end, _ in segments)
+                    private_free = self._private_free_kv(token_ids, private, last_end)
+                keys, values, positions = private_free.segment(start, end)
             else:
                 keys = result.keys[:, :, start:end]
                 values = result.values[:, :, start:end]
@@ -179,12 +186,25 @@ class Engine:
         if not keep:
             return []
         spans = [(int(s), int(s) + size) for s in keep]
-        scored = score_spans(attention, private, spans, self.config.annotator)
+        # Each chunk's KV is computed alone, so everything before a chunk counts as outside it.
+        config = self.config.annotator.model_copy(update={"recompute_context": "all"})
+        scored = score_spans(attention, private, spans, config)
         return [(segment.start, segment.end, segment.recompute) for segment in scored]
+
+    def _private_free_kv(self, token_ids: TokenIds, private: BoolMask,
+                         end: int) -> _PrivateFreeKV:
+        """KV of the prompt's first `end` tokens computed with every private token left out:
+        a segment cut from it never attended to a private token, yet saw the public text
+        before it (the system prompt, the document's earlier part)."""
+        kept = np.flatnonzero(~private[:end])
+        result = self.model.prefill(PrefillPlan.full(torch.from_numpy(token_ids[kept])))
+        index_of = np.full(end, -1, dtype=np.int64)
+        index_of[kept] = np.arange(kept.size)
+        return _PrivateFreeKV(result.keys, result.values, index_of)
 
     def _isolated_kv(self, token_ids: TokenIds, private: BoolMask, start: int,
                      end: int) -> tuple[torch.Tensor, torch.Tensor, npt.NDArray[np.int64]]:
-        """The segment's KV computed with nothing before it but the sequence's first token
+        """A fixed chunk's KV computed with nothing before it but the sequence's first token
         (the attention sink the model expects), unless that token is private."""
         lead = [] if private[0] or start == 0 else [int(token_ids[0])]
         ids = torch.as_tensor(lead + token_ids[start:end].tolist(), dtype=torch.long)
@@ -192,3 +212,22 @@ class Engine:
         skip = len(lead)
         return (result.keys[:, :, skip:], result.values[:, :, skip:],
                 np.arange(skip, skip + end - start))
+
+
+@dataclass(slots=True)
+class _PrivateFreeKV:
+    """KV of a prompt with its private tokens taken out; `index_of[p]` is where prompt position
+    p sits in it (-1 for a private token)."""
+
+    keys: torch.Tensor
+    values: torch.Tensor
+    index_of: npt.NDArray[np.int64]
+
+    def segment(self, start: int, end: int
+                ) -> tuple[torch.Tensor, torch.Tensor, npt.NDArray[np.int64]]:
+        first = int(self.index_of[start])
+        if first < 0 or int(self.index_of[end - 1]) != first + end - start - 1:
+            raise ValueError(f"segment [{start}, {end}) holds a private token")
+        return (self.keys[:, :, first:first + end - start],
+                self.values[:, :, first:first + end - start],
+                np.arange(first, first + end - start))

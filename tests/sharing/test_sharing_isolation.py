@@ -1,0 +1,56 @@
+"""Isolated publishing: a segment that follows a private token is shared with the KV it has
+when every private token is left out of the prompt — checked against transformers."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from cacheprune.detectors import load_policy
+from cacheprune.engine import SamplingParams
+from cacheprune.engine.engine import Engine
+from cacheprune.engine.prompt import render_prompt
+from cacheprune.engine.sharing import EngineConfig
+
+DOCUMENT = (
+    "The river ferry leaves the north pier every forty minutes from six in the morning. "
+    "Bicycles ride free on weekdays, and dogs on a lead are welcome on the open deck. "
+    "Tickets bought on board cost a little more than tickets bought at the pier office, "
+    "which also sells monthly passes for commuters and a family ticket for weekend trips. "
+) * 3
+MESSAGES = [
+    {"role": "system", "content": "You answer questions about the ferry."},
+    {"role": "user", "content": "I am Marta Kowalczyk, e-mail marta.k@example.net.\n\n"
+                                f"{DOCUMENT}\n\nHow often does the ferry leave?"},
+]
+
+
+def test_isolated_segments_carry_the_kv_of_the_prompt_without_its_private_tokens(
+    default_model, hf_reference
+):
+    model, tokenizer = default_model
+    policy = load_policy()
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode="isolated"))
+    record = engine.generate("a", MESSAGES, SamplingParams(max_new_tokens=1))
+    assert record.num_private > 0 and record.num_published_tokens > 0
+
+    text, public = render_prompt(tokenizer, MESSAGES, ())
+    encoding = tokenizer.encode(text)
+    private = policy.mask(text, encoding.offsets, public).mask
+    stripped = np.asarray(encoding.ids, dtype=np.int64)[~private]
+    with torch.no_grad():
+        out = hf_reference(torch.from_numpy(stripped)[None], use_cache=True)
+    ref_keys = torch.stack([layer.keys[0] for layer in out.past_key_values.layers])
+    ref_values = torch.stack([layer.values[0] for layer in out.past_key_values.layers])
+
+    no_private = np.zeros(stripped.shape[0], dtype=bool)
+    with engine.pool.session("check", model.model_id, policy.policy_version) as session:
+        matches = session.lookup(stripped, no_private)
+        assert sum(m.length for m in matches) == record.num_published_tokens
+        for match in matches:
+            kv = session.read(match)
+            span = slice(match.request_start, match.request_end)
+            # stored at the positions the tokens have in the private-free prompt
+            np.testing.assert_array_equal(kv.positions, np.arange(span.start, span.stop))
+            torch.testing.assert_close(kv.keys, ref_keys[:, :, span], atol=2e-3, rtol=0)
+            torch.testing.assert_close(kv.values, ref_values[:, :, span], atol=2e-3, rtol=0)
