@@ -11,6 +11,7 @@ from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import ChatTokenizer, SamplingParams, Transformer
 from cacheprune.engine.engine import Engine
 from cacheprune.engine.sharing import EngineConfig
+from eval.hits import count_document_hits
 from eval.leakage import contextual_recovery, probe_direct
 from eval.metrics import rouge_l, token_f1
 from eval.workload import Request
@@ -39,6 +40,9 @@ class RequestResult:
     num_reused: int
     num_recomputed: int
     num_published_tokens: int
+    num_document_tokens: int  # non-private tokens of the document
+    num_document_hits: int  # of those, tokens whose KV came from a cache
+    document_seen_before: bool  # an earlier request of the run carried the same document
     f1: float
     rouge_l: float
 
@@ -58,10 +62,14 @@ class SystemResult:
         ttfts = sorted(r.ttft_s for r in self.requests)
         public = sum(r.num_prompt_tokens - r.num_private for r in self.requests)
         hits = sum(r.num_hit_tokens for r in self.requests)
+        warm = [r for r in self.requests if r.document_seen_before]
         return {
             "ttft_median_s": statistics.median(ttfts),
             "ttft_p90_s": ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))],
             "hit_rate": hits / public if public else 0.0,
+            # The first request for each document finds nothing to share in any system.
+            "document_hit_rate_warm": _ratio(sum(r.num_document_hits for r in warm),
+                                             sum(r.num_document_tokens for r in warm)),
             "recompute_ratio": (sum(r.num_recomputed for r in self.requests) / hits
                                 if hits else 0.0),
             "f1": statistics.fmean(r.f1 for r in self.requests),
@@ -85,8 +93,10 @@ def run_system(name: str, config: EngineConfig, model: Transformer, tokenizer: C
     """Serve the workload in order on a fresh engine, then attack it."""
     engine = Engine(model, tokenizer, policy, config)
     result = SystemResult(name)
+    documents_seen: set[str] = set()
     for request in tqdm(requests, desc=f"{name:<24}", unit="req", leave=False):
         record = engine.generate(request.tenant, request.messages, sampling)
+        document_hits, document_tokens = count_document_hits(tokenizer, request, record)
         result.requests.append(RequestResult(
             request_id=request.request_id,
             tenant=request.tenant,
@@ -98,9 +108,13 @@ def run_system(name: str, config: EngineConfig, model: Transformer, tokenizer: C
             num_reused=record.stats.num_reused,
             num_recomputed=record.stats.num_recomputed,
             num_published_tokens=record.num_published_tokens,
+            num_document_tokens=document_tokens,
+            num_document_hits=document_hits,
+            document_seen_before=request.doc_id in documents_seen,
             f1=token_f1(record.text, request.answers),
             rouge_l=rouge_l(record.text, request.answers),
         ))
+        documents_seen.add(request.doc_id)
     result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine, requests)
     victims = _first_request_per_tenant(requests)[:num_victims]
     direct = probe_direct(engine, victims)
@@ -121,6 +135,10 @@ def compare_with_reference(results: list[SystemResult]) -> None:
         system.rouge_l_vs_reference = statistics.fmean(
             rouge_l(answer, [ref]) if ref.strip() else float(answer == ref)
             for answer, ref in pairs)
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
 
 
 def _first_request_per_tenant(requests: list[Request]) -> list[Request]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from cacheprune.annotator import AnnotatorConfig
 from cacheprune.engine.generate import RequestStats
 
@@ -65,6 +68,8 @@ class RequestRecord:
     stats: RequestStats
     num_private: int
     num_hit_tokens: int  # tokens whose KV came from a cache (the prober's timing oracle)
+    hit_spans: list[tuple[int, int]]  # where those tokens are: [start, end) prompt positions
+    private_mask: npt.NDArray[np.bool_]  # per prompt token: True where the detectors flagged it
     num_published_tokens: int
     published: list[str]
     failed_closed_reason: str | None

@@ -60,9 +60,9 @@ class WorkloadConfig:
 class Request:
     """One tenant's question about one document, with the ground truth of what is private.
 
-    `private_char_spans` and `public_char_ranges` are (message index, start, end) into
-    `messages`; `template` re-renders the prompt exactly from `slot_values`, with any guess
-    swapped into a slot.
+    `private_char_spans`, `public_char_ranges` and `document_char_ranges` are (message index,
+    start, end) into `messages`; `template` re-renders the prompt exactly from `slot_values`,
+    with any guess swapped into a slot.
     """
 
     request_id: str
@@ -72,6 +72,7 @@ class Request:
     private_values: list[str]
     private_char_spans: list[CharSpan]
     public_char_ranges: list[CharSpan]
+    document_char_ranges: list[CharSpan]
     question: str
     answers: list[str]
     template: PromptTemplate
@@ -189,6 +190,7 @@ def _request(
         private_values=[used[name] for name in template.slot_names],
         private_char_spans=[rendered.slot_spans[name] for name in template.slot_names],
         public_char_ranges=list(rendered.document_ranges) if documents_public else [],
+        document_char_ranges=list(rendered.document_ranges),
         question=query.question,
         answers=list(query.answers),
         template=template,

@@ -8,21 +8,27 @@ import pytest
 
 from eval.report import markdown_table, write_report
 from eval.runner import RequestResult, SystemResult
+from eval.targets import target_rows
 
 
-def _request(ttft, prompt, private, hits, recomputed, f1):
+def _request(ttft, prompt, private, hits, recomputed, f1, document=(0, 0, False)):
+    document_tokens, document_hits, seen_before = document
     return RequestResult(request_id=f"r{ttft}", tenant="t", answer="x", ttft_s=ttft,
                          num_prompt_tokens=prompt, num_private=private, num_hit_tokens=hits,
                          num_reused=hits - recomputed, num_recomputed=recomputed,
-                         num_published_tokens=0, f1=f1, rouge_l=f1 / 2)
+                         num_published_tokens=0, num_document_tokens=document_tokens,
+                         num_document_hits=document_hits, document_seen_before=seen_before,
+                         f1=f1, rouge_l=f1 / 2)
 
 
 def _systems():
     reference = SystemResult("no_sharing", [_request(4.0, 100, 10, 0, 0, 0.5),
                                             _request(6.0, 100, 10, 0, 0, 0.5)])
-    shared = SystemResult("cacheprune_isolated", [_request(1.0, 100, 10, 0, 0, 0.5),
-                                                  _request(2.0, 100, 20, 80, 8, 0.25),
-                                                  _request(3.0, 100, 10, 90, 9, 0.0)])
+    shared = SystemResult("cacheprune_isolated", [
+        _request(1.0, 100, 10, 0, 0, 0.5, (70, 0, False)),
+        _request(2.0, 100, 20, 80, 8, 0.25, (60, 57, True)),
+        _request(3.0, 100, 10, 90, 9, 0.0, (70, 68, True)),
+    ])
     shared.direct_leakage = 0.0
     return [reference, shared]
 
@@ -35,6 +41,24 @@ def test_summary_figures_by_hand():
     assert summary["recompute_ratio"] == pytest.approx(17 / 170)
     assert summary["f1"] == pytest.approx(0.25)
     assert summary["rouge_l"] == pytest.approx(0.125)
+    # the cold first request is left out: (57 + 68) / (60 + 70)
+    assert summary["document_hit_rate_warm"] == pytest.approx(125 / 130)
+
+
+def test_targets_by_hand():
+    reference, shared = _systems()
+    chunks = SystemResult("fixed_chunks_512", [_request(5.0, 100, 10, 0, 0, 0.5, (60, 30, True))])
+    leaky = SystemResult("global_prefix (unsafe)", [_request(4.0, 100, 10, 0, 0, 0.5)])
+    leaky.direct_leakage = 0.5
+    rows = {row[0]: row for row in target_rows([reference, chunks, leaky, shared])}
+    # median TTFT 5.0 s / 2.0 s = 2.5x: 2.0x short of 4.5x
+    assert rows["TTFT speed-up >= 4.5x"][2:] == ("2.50x", "missed by 2.00x")
+    # F1 0.25 vs 0.5: 0.25 more than the 0.01 allowed
+    assert rows["f1 within 0.01 of full recompute"][3] == "missed by 0.240"
+    assert rows["document hit rate >= 94.6%"][2:] == ("96.2%", "met")
+    assert rows["hit rate >= 1.44x fixed chunks"][2:] == ("96.2% vs 50.0% (1.92x)", "met")
+    assert rows["direct leakage 0%"][3] == "met"
+    assert rows["the unsafe global prefix cache leaks (> 0%)"][2:] == ("50.0%", "met")
 
 
 def test_table_and_files(tmp_path):

@@ -1,0 +1,68 @@
+"""The evaluation's targets (from the CachePrune results), checked against one run's figures."""
+
+from __future__ import annotations
+
+from eval.runner import REFERENCE, SystemResult
+
+MIN_SPEEDUP = 4.5  # median TTFT of no sharing / median TTFT
+MIN_DOCUMENT_HIT_RATE = 0.946  # of non-private document tokens, warm requests
+MIN_HITS_OVER_FIXED_CHUNKS = 1.44
+MAX_QUALITY_DROP = 0.01  # F1 and ROUGE-L, against the references, vs full recompute
+
+
+def target_rows(results: list[SystemResult]) -> list[tuple[str, str, str, str]]:
+    """(target, system, measured, verdict) for each cacheprune system, and the check that the
+    unsafe global prefix cache does leak (which shows the prober works)."""
+    summaries = {r.name: r.summary() for r in results}
+    reference = summaries.get(REFERENCE)
+    chunks = next((s for name, s in summaries.items() if name.startswith("fixed_chunks")), None)
+    rows: list[tuple[str, str, str, str]] = []
+    for name, s in summaries.items():
+        if not name.startswith("cacheprune"):
+            continue
+        if reference is not None:
+            speedup = reference["ttft_median_s"] / s["ttft_median_s"]
+            rows.append((f"TTFT speed-up >= {MIN_SPEEDUP}x", name, f"{speedup:.2f}x",
+                         _at_least(speedup, MIN_SPEEDUP, "{:.2f}x")))
+            for metric in ("f1", "rouge_l"):
+                drop = reference[metric] - s[metric]
+                rows.append((f"{metric} within {MAX_QUALITY_DROP:.2f} of full recompute", name,
+                             f"{s[metric]:.3f} vs {reference[metric]:.3f}",
+                             _at_most(drop, MAX_QUALITY_DROP, "{:.3f}")))
+        hit = s["document_hit_rate_warm"]
+        rows.append((f"document hit rate >= {MIN_DOCUMENT_HIT_RATE:.1%}", name, f"{hit:.1%}",
+                     _at_least(hit, MIN_DOCUMENT_HIT_RATE, "{:.1%}")))
+        if chunks is not None:
+            chunk_hit = chunks["document_hit_rate_warm"]
+            measured = f"{hit:.1%} vs {chunk_hit:.1%}"
+            if chunk_hit > 0:
+                ratio = hit / chunk_hit
+                verdict = _at_least(ratio, MIN_HITS_OVER_FIXED_CHUNKS, "{:.2f}x")
+                measured += f" ({ratio:.2f}x)"
+            else:
+                verdict = "met (fixed chunks hit nothing)" if hit > 0 else "missed (no hits)"
+            rows.append((f"hit rate >= {MIN_HITS_OVER_FIXED_CHUNKS}x fixed chunks", name,
+                         measured, verdict))
+        leak = s["direct_leakage"]
+        rows.append(("direct leakage 0%", name, f"{leak:.1%}",
+                     "met" if leak == 0 else f"missed by {leak:.1%}"))
+    for name, s in summaries.items():
+        if name.startswith("global_prefix"):
+            leak = s["direct_leakage"]
+            rows.append(("the unsafe global prefix cache leaks (> 0%)", name, f"{leak:.1%}",
+                         "met" if leak > 0 else "missed: the prober recovered nothing"))
+    return rows
+
+
+def targets_table(results: list[SystemResult]) -> str:
+    lines = ["| target | system | measured | verdict |", "|---|---|---|---|"]
+    lines += [f"| {' | '.join(row)} |" for row in target_rows(results)]
+    return "\n".join(lines)
+
+
+def _at_least(value: float, target: float, fmt: str) -> str:
+    return "met" if value >= target else f"missed by {fmt.format(target - value)}"
+
+
+def _at_most(value: float, limit: float, fmt: str) -> str:
+    return "met" if value <= limit else f"missed by {fmt.format(value - limit)}"
