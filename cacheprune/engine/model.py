@@ -70,6 +70,12 @@ class _Layout:
         mask = torch.arange(kv_len)[None, :] <= positions[:, None]
         return cls(positions, kv_len, write, mask, False)
 
+    def last_row(self) -> _Layout:
+        """The same pass seen from its last token only (which sees every key before it)."""
+        last = self.positions[-1:]
+        mask = None if self.mask is None else self.mask[-1:]
+        return _Layout(last, self.kv_len, self.write, mask, False)
+
 
 class Attention(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
@@ -91,16 +97,24 @@ class Attention(nn.Module):
         layer_keys: torch.Tensor,
         layer_values: torch.Tensor,
         capture: _CaptureState | None,
+        last_row_only: bool = False,
     ) -> torch.Tensor:
+        """Write the K/V of every row of `x`; return the attention output of every row, or of
+        the last row only."""
         m = x.shape[0]
         q_size, kv_size = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
-        q, k, v = self.qkv(x).split([q_size, kv_size, kv_size], dim=-1)
-        q = apply_rope(q.view(m, self.num_heads, self.head_dim).transpose(0, 1), cos, sin)
-        k = apply_rope(k.view(m, self.num_kv_heads, self.head_dim).transpose(0, 1), cos, sin)
-        v = v.view(m, self.num_kv_heads, self.head_dim).transpose(0, 1)
+        qkv = self.qkv(x)
+        # Q and K heads are rotated in one pass, in the token-major layout the matmul wrote.
+        qk = qkv[:, : q_size + kv_size].view(m, self.num_heads + self.num_kv_heads, self.head_dim)
+        qk = apply_rope(qk, cos, sin)
+        q = qk[:, : self.num_heads].transpose(0, 1)
+        k = qk[:, self.num_heads :].transpose(0, 1)
+        v = qkv[:, q_size + kv_size :].view(m, self.num_kv_heads, self.head_dim).transpose(0, 1)
         layer_keys[:, layout.write] = k
         layer_values[:, layout.write] = v
         keys, values = layer_keys[:, : layout.kv_len], layer_values[:, : layout.kv_len]
+        if last_row_only:
+            q, layout, m = q[:, -1:], layout.last_row(), 1
         if capture is not None:
             out = self._attention_with_capture(q, keys, values, layout.positions, capture)
         else:
@@ -210,10 +224,11 @@ class Transformer(nn.Module):
             state = _CaptureState(
                 n, capture.layer_set(self.config), capture.head_index(self.config)
             )
-        hidden = self._run(plan.token_ids[positions], positions, kv, n, state)
+        hidden = self._run(plan.token_ids[positions], positions, kv, n, state,
+                           last_row_only=not all_logits)
         kv.length = n
         covered = plan.reused_mask()
-        logits = self.lm_head(hidden if all_logits else hidden[-1])
+        logits = self.lm_head(self.norm(hidden if all_logits else hidden[-1]))
         return PrefillResult(
             logits=logits,
             kv=kv,
@@ -234,24 +249,32 @@ class Transformer(nn.Module):
         positions = torch.tensor([kv.length])
         hidden = self._run(torch.tensor([token_id]), positions, kv, kv.length + 1, None)
         kv.length += 1
-        return self.lm_head(hidden[-1])
+        return self.lm_head(self.norm(hidden[-1]))
 
     def _run(
         self, token_ids: torch.Tensor, positions: torch.Tensor, kv: KVBuffer, kv_len: int,
-        capture: _CaptureState | None,
+        capture: _CaptureState | None, last_row_only: bool = False,
     ) -> torch.Tensor:
+        """The residual stream after the last block (before the final norm) for `positions`,
+        or for the last of them only: then the last block computes its K/V for every row but
+        its attention output and MLP for the last row alone, since nothing reads the others."""
         cos, sin = cos_sin(self.inv_freq, positions)
+        cos, sin = cos[:, None], sin[:, None]  # broadcast over heads
         layout = _Layout.of(positions, kv_len)
         x = self.embed_tokens(token_ids)
+        last_layer = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
             assert isinstance(layer, Block)
             layer_capture = capture if capture is not None and i in capture.layers else None
-            x = x + layer.attn(
-                layer.input_layernorm(x), cos, sin, layout, kv.keys[i], kv.values[i],
-                layer_capture,
-            )
-            x = x + layer.mlp(layer.post_attention_layernorm(x))
-        return self.norm(x)
+            # NOTE: a captured layer keeps every row: the capture needs all of its attention.
+            last_only = last_row_only and i == last_layer and layer_capture is None
+            attended = layer.attn(layer.input_layernorm(x), cos, sin, layout, kv.keys[i],
+                                  kv.values[i], layer_capture, last_only)
+            if last_only:
+                x = x[-1:]
+            x.add_(attended)
+            x.add_(layer.mlp(layer.post_attention_layernorm(x)))
+        return x
 
     @torch.inference_mode()
     def logits(self, token_ids: torch.Tensor | list[int]) -> torch.Tensor:

@@ -141,7 +141,9 @@ class KVBuffer:
     @classmethod
     def allocate(cls, config: ModelConfig, capacity: int) -> KVBuffer:
         shape = (config.num_layers, config.num_kv_heads, capacity, config.head_dim)
-        return cls(torch.zeros(shape), torch.zeros(shape))
+        # NOTE: not zeroed: a prefill writes every prompt position (reused or computed) and a
+        # decode step writes its own before any read reaches it.
+        return cls(torch.empty(shape), torch.empty(shape))
 
     @property
     def capacity(self) -> int:

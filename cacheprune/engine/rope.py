@@ -36,24 +36,26 @@ def inverse_frequencies(config: ModelConfig) -> torch.Tensor:
 
 
 def cos_sin(inv_freq: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin tables of shape [len(positions), head_dim] for the half-split layout.
+    """cos and signed sin tables of shape [len(positions), head_dim] for the half-split layout;
+    the sin table's first half is negated, which spares `apply_rope` a negation pass.
 
     Angles are formed in float64: at positions in the thousands float32 angles lose the
     last bits, and a re-rotated key must match one computed in place.
     """
     angles = positions.to(torch.float64)[:, None] * inv_freq[None, :]
-    angles = torch.cat((angles, angles), dim=-1)
-    return angles.cos().float(), angles.sin().float()
+    sin = angles.sin()
+    return torch.cat((angles, angles), dim=-1).cos().float(), torch.cat((-sin, sin), dim=-1).float()
 
 
-def rotate_half(x: torch.Tensor) -> torch.Tensor:
+def swap_halves(x: torch.Tensor) -> torch.Tensor:
     half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return torch.cat((x[..., half:], x[..., :half]), dim=-1)
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate `x` [..., tokens, head_dim] by the angles of its tokens' positions."""
-    return x * cos + rotate_half(x) * sin
+    """Rotate `x` [..., head_dim] by the angles in the `cos_sin` tables (broadcast against x):
+    each pair (x1, x2) of the half-split layout becomes (x1 cos - x2 sin, x2 cos + x1 sin)."""
+    return torch.addcmul(x * cos, swap_halves(x), sin)
 
 
 def move_keys(
