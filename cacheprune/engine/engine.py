@@ -4,6 +4,7 @@ publish. One `Engine` serves many tenants from one shared pool."""
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,6 +64,7 @@ class Engine:
     ) -> RequestRecord:
         """Serve one request of `tenant`. `prompt` is a string or chat messages; public ranges
         are character ranges the operator declares public (not scanned), see `render_prompt`."""
+        started = time.perf_counter()  # TTFT counts detection and lookup too
         if not tenant:
             raise ValueError("tenant must be a non-empty string")
         sampling = sampling or SamplingParams()
@@ -76,7 +78,7 @@ class Engine:
                                self.policy.policy_version) as session:
             plan = self._plan(session, tenant, token_ids, private)
             generation = generate(self.model, plan, sampling, self.tokenizer.stop_token_ids,
-                                  capture=self._capture())
+                                  capture=self._capture(), request_start=started)
             # Everything below runs after the first token: it is off the TTFT path.
             published = self._publish(session, tenant, token_ids, private, generation)
             session.commit()

@@ -69,9 +69,14 @@ def generate(
     params: SamplingParams,
     stop_token_ids: frozenset[int],
     capture: AttentionCapture | None = None,
+    request_start: float | None = None,
 ) -> Generation:
-    """Prefill under `plan`, then decode until a stop token or `max_new_tokens`."""
+    """Prefill under `plan`, then decode until a stop token or `max_new_tokens`.
+
+    TTFT counts from `request_start` (a `time.perf_counter()` reading) when the caller did work
+    for the request before the prefill (tokenizing, detecting, looking up), else from here."""
     start = time.perf_counter()
+    request_start = start if request_start is None else request_start
     generator = None
     if params.seed is not None:
         generator = torch.Generator().manual_seed(params.seed)
@@ -98,7 +103,7 @@ def generate(
         num_reused=result.num_reused,
         num_recomputed=result.num_recomputed,
         num_computed=result.num_computed,
-        ttft_s=first_token - start,
+        ttft_s=first_token - request_start,
         prefill_s=prefill_done - start,
         decode_s=end - first_token,
         num_generated=len(tokens),
