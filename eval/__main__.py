@@ -15,7 +15,7 @@ from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams, load_default
 from eval.data import DATASETS, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
-from eval.runner import SYSTEMS, compare_with_reference, run_system
+from eval.runner import SYSTEMS, compare_with_reference, run_systems
 from eval.workload import WorkloadConfig, build_requests
 
 
@@ -57,11 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
           f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
     started = time.perf_counter()
-    results = []
-    for name in args.systems:
-        results.append(run_system(name, SYSTEMS[name], model, tokenizer, policy, requests,
-                                  sampling, args.victims))
-        print(f"  {name}: done ({time.perf_counter() - started:.0f} s)")
+    results = run_systems({name: SYSTEMS[name] for name in args.systems}, model, tokenizer,
+                          policy, requests, sampling, args.victims)
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),

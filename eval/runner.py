@@ -87,39 +87,53 @@ class SystemResult:
                 "direct_private_tokens": self.direct_private_tokens}
 
 
-def run_system(name: str, config: EngineConfig, model: Transformer, tokenizer: ChatTokenizer,
-               policy: DetectionPolicy, requests: list[Request], sampling: SamplingParams,
-               num_victims: int) -> SystemResult:
-    """Serve the workload in order on a fresh engine, then attack it."""
-    engine = Engine(model, tokenizer, policy, config)
-    result = SystemResult(name)
+def run_systems(systems: dict[str, EngineConfig], model: Transformer,
+                tokenizer: ChatTokenizer, policy: DetectionPolicy, requests: list[Request],
+                sampling: SamplingParams, num_victims: int) -> list[SystemResult]:
+    """Serve the workload in order on a fresh engine per system, then attack each engine.
+
+    The systems take turns request by request (each engine still sees the whole workload in
+    order), so a slow spell of the machine lands on all of them rather than on one.
+    """
+    engines = {name: Engine(model, tokenizer, policy, config) for name, config in systems.items()}
+    results = {name: SystemResult(name) for name in systems}
     documents_seen: set[str] = set()
-    for request in tqdm(requests, desc=f"{name:<24}", unit="req", leave=False):
-        record = engine.generate(request.tenant, request.messages, sampling)
-        document_hits, document_tokens = count_document_hits(tokenizer, request, record)
-        result.requests.append(RequestResult(
-            request_id=request.request_id,
-            tenant=request.tenant,
-            answer=record.text,
-            ttft_s=record.stats.ttft_s,
-            num_prompt_tokens=record.stats.num_prompt_tokens,
-            num_private=record.num_private,
-            num_hit_tokens=record.num_hit_tokens,
-            num_reused=record.stats.num_reused,
-            num_recomputed=record.stats.num_recomputed,
-            num_published_tokens=record.num_published_tokens,
-            num_document_tokens=document_tokens,
-            num_document_hits=document_hits,
-            document_seen_before=request.doc_id in documents_seen,
-            f1=token_f1(record.text, request.answers),
-            rouge_l=rouge_l(record.text, request.answers),
-        ))
+    for request in tqdm(requests, desc="requests (every system)", unit="req"):
+        for name, engine in engines.items():
+            results[name].requests.append(_serve(engine, tokenizer, request, sampling,
+                                                 request.doc_id in documents_seen))
         documents_seen.add(request.doc_id)
-    result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine, requests)
     victims = _first_request_per_tenant(requests)[:num_victims]
-    direct = probe_direct(engine, victims)
-    result.direct_leakage, result.direct_private_tokens = direct.ratio, direct.num_private_tokens
-    return result
+    for name, engine in tqdm(engines.items(), desc="attacks (every system)", unit="system"):
+        result = results[name]
+        result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine, requests)
+        direct = probe_direct(engine, victims)
+        result.direct_leakage, result.direct_private_tokens = (direct.ratio,
+                                                               direct.num_private_tokens)
+    return list(results.values())
+
+
+def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling: SamplingParams,
+           document_seen_before: bool) -> RequestResult:
+    record = engine.generate(request.tenant, request.messages, sampling)
+    document_hits, document_tokens = count_document_hits(tokenizer, request, record)
+    return RequestResult(
+        request_id=request.request_id,
+        tenant=request.tenant,
+        answer=record.text,
+        ttft_s=record.stats.ttft_s,
+        num_prompt_tokens=record.stats.num_prompt_tokens,
+        num_private=record.num_private,
+        num_hit_tokens=record.num_hit_tokens,
+        num_reused=record.stats.num_reused,
+        num_recomputed=record.stats.num_recomputed,
+        num_published_tokens=record.num_published_tokens,
+        num_document_tokens=document_tokens,
+        num_document_hits=document_hits,
+        document_seen_before=document_seen_before,
+        f1=token_f1(record.text, request.answers),
+        rouge_l=rouge_l(record.text, request.answers),
+    )
 
 
 def compare_with_reference(results: list[SystemResult]) -> None:
