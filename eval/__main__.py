@@ -13,10 +13,10 @@ from pathlib import Path
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams, load_default
-from eval.data import DATASETS, load_documents, project_data_dir
+from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import SYSTEMS, compare_with_reference, run_systems
-from eval.workload import WorkloadConfig, build_requests
+from eval.workload import WorkloadConfig, WorkloadError, build_requests
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-docs", type=int, default=3)
     parser.add_argument("--queries-per-doc", type=int, default=3)
     parser.add_argument("--tenants", type=int, default=4)
+    parser.add_argument("--tenants-per-query", type=int, default=1,
+                        help="how many tenants ask each question (for data sets with one "
+                             "question per document, such as NarrativeQA)")
     parser.add_argument("--max-words", type=int, default=900,
                         help="documents are cut to this many words")
     parser.add_argument("--max-new-tokens", type=int, default=16)
@@ -47,10 +50,15 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     data_dir = args.data_dir or project_data_dir()
-    documents = load_documents(args.dataset, data_dir, args.max_docs)
-    requests = build_requests(documents, WorkloadConfig(
-        num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words,
-        queries_per_document=args.queries_per_doc))
+    try:
+        documents = load_documents(args.dataset, data_dir, args.max_docs)
+        requests = build_requests(documents, WorkloadConfig(
+            num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words,
+            queries_per_document=args.queries_per_doc,
+            tenants_per_query=args.tenants_per_query))
+    except (DatasetError, WorkloadError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     model, tokenizer = load_default()
     policy = load_policy(args.policy)
     sampling = SamplingParams(max_new_tokens=args.max_new_tokens)
@@ -62,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
-        "num_tenants": args.tenants, "model_id": model.model_id,
+        "num_tenants": args.tenants, "tenants_per_query": args.tenants_per_query,
+        "model_id": model.model_id,
         "policy_version": policy.policy_version, "max_words": args.max_words,
         "max_new_tokens": args.max_new_tokens, "seed": args.seed,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),

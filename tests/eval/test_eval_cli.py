@@ -1,0 +1,15 @@
+"""`python -m eval` refuses bad options with a message that names the problem, before any
+model is loaded."""
+
+from __future__ import annotations
+
+from eval.__main__ import main
+
+
+def test_bad_options_get_a_clear_error(capsys, tmp_path):
+    assert main(["--tenants", "2", "--tenants-per-query", "3"]) == 2
+    assert "tenants_per_query must lie in [1, num_tenants=2], got 3" in capsys.readouterr().err
+    assert main(["--dataset", "qasper", "--data-dir", str(tmp_path)]) == 2
+    assert "qasper: dataset folder not found" in capsys.readouterr().err
+    assert main(["--systems", "cacheprune_paper"]) == 2
+    assert "must include no_sharing" in capsys.readouterr().err
