@@ -74,7 +74,7 @@ def _plot(results: list[SystemResult], path: Path) -> None:
     fig, axes = plt.subplots(2, 2, figsize=(13, 8))
     panels = [
         (axes[0, 0], "median TTFT (s)", [s["ttft_median_s"] for s in summaries], "{:.2f}"),
-        (axes[0, 1], "document hit rate, warm requests (non-private document tokens)",
+        (axes[0, 1], "document hit rate (warm requests)",
          [s["document_hit_rate_warm"] for s in summaries], "{:.0%}"),
         (axes[1, 0], "F1 vs full recompute", [s["f1_vs_full"] for s in summaries], "{:.2f}"),
         (axes[1, 1], "direct leakage (private tokens recovered)",
