@@ -21,6 +21,7 @@ from vllm.distributed.kv_transfer.kv_connector.v1.base import (
 )
 from vllm.platforms import current_platform
 
+from cacheprune.vllm.kv_layout import TileLayout, token_major_layout
 from cacheprune.vllm.pool_setup import open_resources, open_tokenizer
 from cacheprune.vllm.scheduler_side import SchedulerSide
 from cacheprune.vllm.settings import ConnectorConfigError
@@ -51,7 +52,7 @@ class CachePruneConnector(KVConnectorBase_V1):
             self._scheduler = SchedulerSide(resources, open_tokenizer(vllm_config))
         else:
             self._worker = WorkerSide(resources.store, resources.block_size,
-                                      block_major_kv=current_platform.is_cpu())
+                                      _tile_layout(vllm_config, resources.block_size))
 
     # ---- worker side ---------------------------------------------------------------------
 
@@ -101,3 +102,14 @@ class CachePruneConnector(KVConnectorBase_V1):
         assert self._scheduler is not None
         self._scheduler.finished(request)
         return False, None
+
+
+def _tile_layout(vllm_config: VllmConfig, block_size: int) -> TileLayout:
+    head_dim = int(vllm_config.model_config.get_head_size())
+    if current_platform.is_cpu():
+        from cacheprune.vllm.cpu_tile_probe import probe_cpu_layout
+
+        dtype: Any = vllm_config.model_config.dtype  # resolved to a torch.dtype by now
+        return probe_cpu_layout(block_size, head_dim, dtype, vllm_config.cache_config.cache_dtype)
+    # NOTE: GPU backends (FlashAttention, Triton) split each token's row into K then V.
+    return token_major_layout(block_size, head_dim)

@@ -1,36 +1,62 @@
 """Moving one request's KV between vLLM's paged cache and the pool's dense layout.
 
 The pool stores K and V as [num_kv_heads, num_tokens, head_dim] per layer. vLLM hands each
-layer's cache as one tensor [num_blocks, num_kv_heads, block_size, 2 * head_dim], whose last
-two dimensions are read differently by the attention backends:
-- CPU (`CPU_ATTN`): each (block, head) tile is `block_size` rows of K then `block_size` rows of
-  V (the kernel views it as [num_blocks, num_kv_heads, 2 * block_size, head_dim]);
-- GPU (FlashAttention, Triton): each token's row holds its K then its V.
+layer's cache as one tensor [num_blocks, num_kv_heads, block_size, 2 * head_dim]; inside each
+(block, head) tile the attention backend decides where a token's K and V go:
+- GPU (FlashAttention, Triton): token-major rows, each row K then V (`token_major_layout`);
+- CPU (`CPU_ATTN`): `block_size` rows of V after a K area whose order is the kernel's own
+  (ISA-specific packing), so the layout is measured by running the kernel once
+  (`cpu_tile_probe.probe_cpu_layout`), never assumed.
+A `TileLayout` records, for every (token offset, dim), the flat index inside one tile, so the
+copies below are exact for any such layout and move only the tokens asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 
 
-def split_kv(layer: torch.Tensor, block_major_kv: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """Views of K and V, each [num_blocks, num_kv_heads, block_size, head_dim].
+class UnsupportedLayoutError(RuntimeError):
+    """The attention backend's KV tile is not a per-tile permutation of tokens and dims."""
 
-    `block_major_kv`: the CPU tile layout (all K rows of a block, then all V rows).
-    """
-    num_blocks, num_heads, block_size, channels = layer.shape
-    head_dim = channels // 2
-    if block_major_kv:
-        tiles = layer.view(num_blocks, num_heads, 2 * block_size, head_dim)
-        return tiles[:, :, :block_size], tiles[:, :, block_size:]
-    return layer[..., :head_dim], layer[..., head_dim:]
+
+@dataclass(frozen=True)
+class TileLayout:
+    """`key_index[t, d]` / `value_index[t, d]`: flat position, inside one (block, head) tile of
+    `block_size * 2 * head_dim` elements, of K / V of the tile's token `t`, dim `d`."""
+
+    key_index: torch.Tensor  # [block_size, head_dim], int64
+    value_index: torch.Tensor
+
+
+def token_major_layout(block_size: int, head_dim: int) -> TileLayout:
+    rows = torch.arange(block_size).view(-1, 1) * 2 * head_dim
+    dims = torch.arange(head_dim).view(1, -1)
+    return TileLayout(rows + dims, rows + head_dim + dims)
+
+
+def layout_from_markers(tile: torch.Tensor, block_size: int, head_dim: int) -> TileLayout:
+    """Invert a tile written with K[t, d] = t * head_dim + d and V[t, d] = that + block_size *
+    head_dim (markers exact in float32): where each marker landed is where that (t, d) lives."""
+    size = block_size * head_dim
+    markers = tile.reshape(-1).to(torch.int64)
+    if markers.shape[0] != 2 * size or not torch.equal(
+            torch.sort(markers).values, torch.arange(2 * size)):
+        raise UnsupportedLayoutError(
+            "the CPU attention kernel does not store each token's K and V inside its own "
+            "(block, head) tile; cacheprune cannot copy single tokens of this cache")
+    where = torch.empty(2 * size, dtype=torch.int64)
+    where[markers] = torch.arange(2 * size)
+    return TileLayout(where[:size].view(block_size, head_dim),
+                      where[size:].view(block_size, head_dim))
 
 
 def slots(block_ids: Sequence[int], block_size: int, start: int, stop: int
           ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(block index, offset in block) of the token positions [start, stop) of one request."""
+    """(block id, offset in block) of the token positions [start, stop) of one request."""
     positions = torch.arange(start, stop)
     table = torch.as_tensor(list(block_ids), dtype=torch.long)
     if stop > table.shape[0] * block_size:
@@ -39,21 +65,29 @@ def slots(block_ids: Sequence[int], block_size: int, start: int, stop: int
     return table[positions // block_size], positions % block_size
 
 
-def gather(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], block_major_kv: bool
+def _tiles(layer: torch.Tensor) -> torch.Tensor:
+    num_blocks, num_heads, block_size, channels = layer.shape
+    return layer.view(num_blocks, num_heads, block_size * channels)
+
+
+def gather(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], layout: TileLayout
            ) -> tuple[torch.Tensor, torch.Tensor]:
     """K and V of the given slots as float32 [num_kv_heads, num_tokens, head_dim] copies."""
-    blocks, offsets = where
-    keys, values = split_kv(layer, block_major_kv)
-    # Advanced indices on dims 0 and 2 around a slice put the token dim first: [n, heads, dim].
-    return (keys[blocks, :, offsets].permute(1, 0, 2).to("cpu", torch.float32),
-            values[blocks, :, offsets].permute(1, 0, 2).to("cpu", torch.float32))
+    blocks, offsets = (t.to(layer.device) for t in where)
+    tiles, rows = _tiles(layer), blocks.view(-1, 1)
+    # Advanced indices on dims 0 and 2 around a slice: the result is [tokens, head_dim, heads].
+    keys = tiles[rows, :, layout.key_index.to(layer.device)[offsets]]
+    values = tiles[rows, :, layout.value_index.to(layer.device)[offsets]]
+    return (keys.permute(2, 0, 1).to("cpu", torch.float32),
+            values.permute(2, 0, 1).to("cpu", torch.float32))
 
 
-def scatter(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], block_major_kv: bool,
+def scatter(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], layout: TileLayout,
             keys: torch.Tensor, values: torch.Tensor) -> None:
     """Write [num_kv_heads, num_tokens, head_dim] K and V into the given slots, in place."""
-    blocks, offsets = where
-    key_view, value_view = split_kv(layer, block_major_kv)
-    blocks, offsets = blocks.to(layer.device), offsets.to(layer.device)
-    key_view[blocks, :, offsets] = keys.permute(1, 0, 2).to(layer.device, layer.dtype)
-    value_view[blocks, :, offsets] = values.permute(1, 0, 2).to(layer.device, layer.dtype)
+    blocks, offsets = (t.to(layer.device) for t in where)
+    tiles, rows = _tiles(layer), blocks.view(-1, 1)
+    tiles[rows, :, layout.key_index.to(layer.device)[offsets]] = \
+        keys.permute(1, 2, 0).to(layer.device, layer.dtype)
+    tiles[rows, :, layout.value_index.to(layer.device)[offsets]] = \
+        values.permute(1, 2, 0).to(layer.device, layer.dtype)

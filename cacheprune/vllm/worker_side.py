@@ -9,15 +9,19 @@ half-loaded block.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
 import torch
 
+from cacheprune.pool.errors import PoolError
 from cacheprune.pool.file_store import FileKVStore
 from cacheprune.vllm import kv_layout
+from cacheprune.vllm.kv_layout import TileLayout
 from cacheprune.vllm.step_plan import StepPlan
 
+logger = logging.getLogger(__name__)
 _LAYER_NUMBER = re.compile(r"\.(\d+)\.")
 
 
@@ -32,10 +36,10 @@ def layer_order(layer_names: list[str]) -> list[str]:
 
 
 class WorkerSide:
-    def __init__(self, store: FileKVStore, block_size: int, block_major_kv: bool) -> None:
+    def __init__(self, store: FileKVStore, block_size: int, layout: TileLayout) -> None:
         self._store = store
         self._block_size = block_size
-        self._block_major_kv = block_major_kv
+        self._layout = layout
         self._layers: list[torch.Tensor] = []
 
     def register(self, kv_caches: dict[str, torch.Tensor]) -> None:
@@ -51,14 +55,19 @@ class WorkerSide:
             keys, values = FileKVStore.read(Path(load.lease_path), load.start, load.stop)
             where = kv_layout.slots(load.block_ids, self._block_size, load.start, load.stop)
             for index, layer in enumerate(self._layers):
-                kv_layout.scatter(layer, where, self._block_major_kv, keys[index], values[index])
+                kv_layout.scatter(layer, where, self._layout, keys[index], values[index])
 
     def save(self, plan: StepPlan) -> None:
         for save in plan.saves:
             where = kv_layout.slots(save.block_ids, self._block_size, 0, len(save.token_ids))
-            pairs = [kv_layout.gather(layer, where, self._block_major_kv)
+            pairs = [kv_layout.gather(layer, where, self._layout)
                      for layer in self._layers]
             keys = torch.stack([k for k, _ in pairs])
             values = torch.stack([v for _, v in pairs])
-            self._store.stage(save.owner, save.token_ids, keys, values)
+            try:
+                self._store.stage(save.owner, save.token_ids, keys, values)
+            except (OSError, PoolError) as error:
+                # NOTE: a lost save is only a future miss; the request itself is unaffected
+                # and the scheduler finds nothing staged to publish.
+                logger.warning("cacheprune: could not stage KV of %s: %s", save.owner, error)
 
