@@ -157,11 +157,12 @@ class Attention(nn.Module):
             per_head = probs.view(self.num_heads, b - a, width)
             if capture.heads is not None:
                 per_head = per_head[capture.heads]
-            averaged = per_head.sum(dim=0).mul_(capture.weight / num_heads)
+            summed = per_head.sum(dim=0)
+            scale = capture.weight / num_heads
             if width - 1 - first == b - a - 1:  # contiguous rows: a slice, not an index
-                capture.matrix[first:width, :width] += averaged
+                capture.matrix[first:width, :width].add_(summed, alpha=scale)
             else:
-                capture.matrix[rows, :width] += averaged
+                capture.matrix[rows, :width] += summed.mul_(scale)
         return out.view(self.num_heads, m, self.head_dim)
 
 
