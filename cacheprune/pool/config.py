@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from cacheprune.pool.errors import PoolConfigError
+from cacheprune.pool.errors import PoolCapacityError, PoolConfigError
 
 BackpressureMode = Literal["wait", "skip"]
 
@@ -100,3 +100,13 @@ class PoolConfig:
     def required_bytes(self) -> int:
         """The budget that holds one maximum-length context."""
         return self.max_context_tokens * self.kv_shape.entry_bytes_per_token
+
+    def check_budget_holds_one_context(self) -> None:
+        """Raise PoolCapacityError unless the budget holds one maximum-length context."""
+        if self.budget_bytes < self.required_bytes:
+            raise PoolCapacityError(
+                f"budget_bytes={self.budget_bytes} cannot hold one maximum-length context: "
+                f"max_context_tokens={self.max_context_tokens} x "
+                f"{self.kv_shape.entry_bytes_per_token} bytes/token = "
+                f"{self.required_bytes} bytes needed"
+            )

@@ -43,7 +43,6 @@ from cacheprune.pool.audit import AuditLog
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import (
     InvalidEntryError,
-    PoolCapacityError,
     PoolConfigError,
     PrivateTokenError,
 )
@@ -80,13 +79,7 @@ class FileKVStore:
 
     def __init__(self, root: str | os.PathLike[str], config: PoolConfig, model_id: str,
                  policy_version: str) -> None:
-        if config.budget_bytes < config.required_bytes:
-            raise PoolCapacityError(
-                f"budget_bytes={config.budget_bytes} cannot hold one maximum-length context: "
-                f"max_context_tokens={config.max_context_tokens} x "
-                f"{config.kv_shape.entry_bytes_per_token} bytes/token = "
-                f"{config.required_bytes} bytes needed"
-            )
+        config.check_budget_holds_one_context()
         self.root = Path(root)
         if self.root.exists() and not self.root.is_dir():
             raise PoolConfigError(f"pool location {str(self.root)!r} exists and is not a folder")

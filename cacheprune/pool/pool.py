@@ -15,7 +15,6 @@ from collections.abc import Callable
 from cacheprune.pool.audit import AuditEvent, AuditLog
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, EntryState, PoolEntry
-from cacheprune.pool.errors import PoolCapacityError
 from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.session import PoolSession
 from cacheprune.retriever.identity import MaskArray, SegmentHash, TokenArray
@@ -49,13 +48,7 @@ class KVPool:
         clock: Callable[[], float] = time.monotonic,
         hash_base: int | None = None,
     ) -> None:
-        if config.budget_bytes < config.required_bytes:
-            raise PoolCapacityError(
-                f"budget_bytes={config.budget_bytes} cannot hold one maximum-length context: "
-                f"max_context_tokens={config.max_context_tokens} x "
-                f"{config.kv_shape.entry_bytes_per_token} bytes/token = "
-                f"{config.required_bytes} bytes needed"
-            )
+        config.check_budget_holds_one_context()
         self.config = config
         self._clock = clock
         self._cond = threading.Condition(threading.Lock())

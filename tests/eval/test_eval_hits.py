@@ -8,6 +8,7 @@ import numpy as np
 from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams
 from cacheprune.engine.engine import Engine
+from cacheprune.engine.prompt import render_prompt
 from eval.data import load_documents, project_data_dir
 from eval.hits import count_document_hits, document_token_mask
 from eval.workload import WorkloadConfig, build_requests
@@ -22,8 +23,6 @@ def _requests():
 def test_document_tokens_spell_the_document(default_model):
     _, tokenizer = default_model
     request = _requests()[0]
-    from cacheprune.engine.prompt import render_prompt
-
     text, _ = render_prompt(tokenizer, request.messages, ())
     encoding = tokenizer.encode(text)
     mask = document_token_mask(tokenizer, request)
