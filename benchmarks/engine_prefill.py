@@ -8,6 +8,8 @@ in one run; run it on an otherwise idle machine.
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import time
 
 import torch
@@ -35,14 +37,26 @@ def best_time(fn, repeats: int) -> float:
     return min(times)
 
 
-def peak_delta(fn) -> int | None:
-    """Peak resident memory added while `fn` runs (None where the kernel cannot reset it)."""
-    if not reset_peak_rss():
-        return None
-    before = peak_rss_bytes()
-    fn()
+def peak_growth(mode: str, n: int) -> int | None:
+    """Peak resident memory added by one n-token prefill (`plain` or `capture`), measured in a
+    fresh process: in this one, memory freed by earlier runs is reused and hides the growth."""
+    child = subprocess.run(
+        [sys.executable, __file__, "--peak-of", mode, "--lengths", str(n)],
+        capture_output=True, text=True, check=True,
+    )
+    last = child.stdout.strip().splitlines()[-1]
+    return None if last == "n/a" else int(last)
+
+
+def child_peak(mode: str, n: int) -> None:
+    """Print the peak growth of one prefill in this (fresh) process, or n/a."""
+    model, _ = load_model(converted_folder(None))
+    ids = torch.randint(100, model.config.vocab_size, (n,), generator=torch.Generator())
+    model.prefill(PrefillPlan.full(ids[:64]))  # warm-up
+    before = peak_rss_bytes() if reset_peak_rss() else None
+    model.prefill(PrefillPlan.full(ids), capture=AttentionCapture() if mode == "capture" else None)
     after = peak_rss_bytes()
-    return None if before is None or after is None else after - before
+    print("n/a" if before is None or after is None else after - before)
 
 
 def main() -> None:
@@ -50,7 +64,11 @@ def main() -> None:
     parser.add_argument("--lengths", type=int, nargs="+", default=[1024, 2048, 4096])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--reuse", type=float, default=0.9, help="share of the prompt reused")
+    parser.add_argument("--peak-of", choices=["plain", "capture"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.peak_of:
+        child_peak(args.peak_of, args.lengths[0])
+        return
 
     from transformers import AutoModelForCausalLM
 
@@ -93,10 +111,7 @@ def main() -> None:
                     model, PrefillPlan(ids, [span]), params, stops).stats.ttft_s)
         ours, theirs, capture_s = best["ours"], best["hf"], best["capture"]
         half_s = best["capture_half"]
-        mem_plain = peak_delta(lambda: model.prefill(plain))  # noqa: B023
-        mem_capture = peak_delta(
-            lambda: model.prefill(plain, capture=AttentionCapture())  # noqa: B023
-        )
+        mem_plain, mem_capture = peak_growth("plain", n), peak_growth("capture", n)
         rows.append((n, ours, theirs, ttft_none, ttft_reuse, capture_s, half_s, mem_plain,
                      mem_capture))
 

@@ -7,22 +7,16 @@ at or before its own — reused (cached) or computed in this pass alike.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cacheprune.engine.capture import CaptureState, attend_and_capture
 from cacheprune.engine.config import ModelConfig, ModelLoadError
 from cacheprune.engine.plan import AttentionCapture, KVBuffer, PrefillPlan, PrefillResult
 from cacheprune.engine.rope import apply_rope, cos_sin, inverse_frequencies, move_keys
-
-# Query rows per chunk when attention probabilities are materialized for capture: bounds the
-# scores tensor to heads x chunk x n floats (9 x 64 x 4096 x 4 B = 9 MB at 4k tokens). Measured
-# on 2 cores at 4k tokens: capture overhead +14% with 64 rows, +19% with 128, +38% with 256
-# (smaller chunks keep the scores in cache through masking, softmax and the second matmul).
-_CAPTURE_CHUNK = 64
 
 
 class RMSNorm(nn.Module):
@@ -33,16 +27,6 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
-class _CaptureState:
-    """Accumulates the head-averaged attention of the captured layers into one n x n matrix."""
-
-    def __init__(self, n: int, layers: frozenset[int], heads: torch.Tensor | None) -> None:
-        self.matrix = torch.zeros(n, n)
-        self.layers = layers
-        self.heads = heads
-        self.weight = 1.0 / max(len(layers), 1)
 
 
 @dataclass(slots=True)
@@ -96,7 +80,7 @@ class Attention(nn.Module):
         layout: _Layout,
         layer_keys: torch.Tensor,
         layer_values: torch.Tensor,
-        capture: _CaptureState | None,
+        capture: CaptureState | None,
         last_row_only: bool = False,
     ) -> torch.Tensor:
         """Write the K/V of every row of `x`; return the attention output of every row, or of
@@ -113,57 +97,16 @@ class Attention(nn.Module):
         layer_keys[:, layout.write] = k
         layer_values[:, layout.write] = v
         keys, values = layer_keys[:, : layout.kv_len], layer_values[:, : layout.kv_len]
-        if last_row_only:
-            q, layout, m = q[:, -1:], layout.last_row(), 1
-        if capture is not None:
-            out = self._attention_with_capture(q, keys, values, layout.positions, capture)
+        if capture is not None:  # the capture needs every row's attention, even then
+            out = attend_and_capture(q, keys, values, layout.positions, capture, last_row_only)
         else:
+            if last_row_only:
+                q, layout = q[:, -1:], layout.last_row()
             out = F.scaled_dot_product_attention(
                 q[None], keys[None], values[None], attn_mask=layout.mask,
                 is_causal=layout.is_causal, enable_gqa=True,
             )[0]
-        return self.o_proj(out.transpose(0, 1).reshape(m, q_size))
-
-    def _attention_with_capture(
-        self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-        positions: torch.Tensor, capture: _CaptureState,
-    ) -> torch.Tensor:
-        """Attention with explicit probabilities, chunked over query rows; the head-averaged
-        probabilities of each chunk are added to the capture matrix."""
-        group = self.num_heads // self.num_kv_heads
-        m = q.shape[1]
-        # NOTE: the scale goes on q (m rows) rather than on the scores (m x n).
-        grouped = (q * (1.0 / math.sqrt(self.head_dim))).reshape(
-            self.num_kv_heads, group, m, self.head_dim
-        )
-        out = torch.empty_like(grouped)
-        num_heads = self.num_heads if capture.heads is None else capture.heads.numel()
-        for a in range(0, m, _CAPTURE_CHUNK):
-            b = min(a + _CAPTURE_CHUNK, m)
-            rows = positions[a:b]
-            first, width = int(rows[0]), int(rows[-1]) + 1  # positions ascend
-            chunk = grouped[:, :, a:b].reshape(self.num_kv_heads, group * (b - a), self.head_dim)
-            scores = torch.bmm(chunk, keys[:, :width].transpose(1, 2))
-            scores = scores.view(self.num_kv_heads, group, b - a, width)
-            # Keys before the chunk's first position are visible to every row: only the
-            # columns from there on can lie in some row's future.
-            future = torch.arange(first, width)[None, :] > rows[:, None]
-            scores[..., first:].masked_fill_(future, float("-inf"))
-            probs = scores.softmax(dim=-1)
-            flat = probs.view(self.num_kv_heads, group * (b - a), width)
-            out[:, :, a:b] = torch.bmm(flat, values[:, :width]).view(
-                self.num_kv_heads, group, b - a, self.head_dim
-            )
-            per_head = probs.view(self.num_heads, b - a, width)
-            if capture.heads is not None:
-                per_head = per_head[capture.heads]
-            summed = per_head.sum(dim=0)
-            scale = capture.weight / num_heads
-            if width - 1 - first == b - a - 1:  # contiguous rows: a slice, not an index
-                capture.matrix[first:width, :width].add_(summed, alpha=scale)
-            else:
-                capture.matrix[rows, :width] += summed.mul_(scale)
-        return out.view(self.num_heads, m, self.head_dim)
+        return self.o_proj(out.transpose(0, 1).reshape(out.shape[1], q_size))
 
 
 class MLP(nn.Module):
@@ -222,7 +165,7 @@ class Transformer(nn.Module):
         positions = compute.nonzero().squeeze(1)
         state = None
         if capture is not None:
-            state = _CaptureState(
+            state = CaptureState(
                 n, capture.layer_set(self.config), capture.head_index(self.config)
             )
         hidden = self._run(plan.token_ids[positions], positions, kv, n, state,
@@ -254,7 +197,7 @@ class Transformer(nn.Module):
 
     def _run(
         self, token_ids: torch.Tensor, positions: torch.Tensor, kv: KVBuffer, kv_len: int,
-        capture: _CaptureState | None, last_row_only: bool = False,
+        capture: CaptureState | None, last_row_only: bool = False,
     ) -> torch.Tensor:
         """The residual stream after the last block (before the final norm) for `positions`,
         or for the last of them only: then the last block computes its K/V for every row but
@@ -267,8 +210,7 @@ class Transformer(nn.Module):
         for i, layer in enumerate(self.layers):
             assert isinstance(layer, Block)
             layer_capture = capture if capture is not None and i in capture.layers else None
-            # NOTE: a captured layer keeps every row: the capture needs all of its attention.
-            last_only = last_row_only and i == last_layer and layer_capture is None
+            last_only = last_row_only and i == last_layer
             attended = layer.attn(layer.input_layernorm(x), cos, sin, layout, kv.keys[i],
                                   kv.values[i], layer_capture, last_only)
             if last_only:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from cacheprune.engine import AttentionCapture, PrefillPlan
+from cacheprune.engine import AttentionCapture, PrefillPlan, ReusedSpan
 
 ATOL = 2e-3
 
@@ -78,3 +78,31 @@ def test_captured_attention_matches_eager_attentions(default_model, hf_reference
     # capture must not change the model's output
     plain = model.prefill(PrefillPlan.full(ids))
     torch.testing.assert_close(full.logits, plain.logits, atol=ATOL, rtol=0)
+
+
+def test_captured_rows_of_a_reuse_plan_match_eager_attentions(default_model, hf_reference):
+    """Reused prefix (exact KV) with scattered recomputed rows: the computed rows, which span
+    several capture chunks and are not contiguous, carry the full forward's attention rows;
+    the last layer is captured too although only its last row's output is needed."""
+    model, tokenizer = default_model
+    ids = _prompts(tokenizer)["long"][:300]
+    n, p = len(ids), 200
+    with torch.no_grad():
+        attentions = hf_reference(torch.tensor([ids]), output_attentions=True).attentions
+    layers = [0, 15, 29]
+    expected = torch.stack([attentions[i][0] for i in layers]).mean(dim=(0, 1))
+    full = model.prefill(PrefillPlan.full(ids))
+    recompute = torch.zeros(p, dtype=torch.bool)
+    recompute[[3, 50, 51, 130, 199]] = True
+    span = ReusedSpan(0, full.keys[:, :, :p].clone(), full.values[:, :, :p].clone(),
+                      torch.arange(p), recompute)
+    result = model.prefill(PrefillPlan(torch.tensor(ids), [span]),
+                           capture=AttentionCapture(layers))
+    assert result.attention is not None
+    rows = result.computed_positions
+    assert rows.numel() == 5 + n - p
+    torch.testing.assert_close(result.attention[rows], expected[rows], atol=1e-5, rtol=0)
+    skipped = torch.ones(n, dtype=torch.bool)
+    skipped[rows] = False
+    assert not result.attention[skipped].any()
+    torch.testing.assert_close(result.logits, full.logits, atol=ATOL, rtol=0)
