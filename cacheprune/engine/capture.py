@@ -63,8 +63,9 @@ def attend_and_capture(
         # from there on can lie in some row's future.
         future = torch.arange(first, width)[None, :] > rows[:, None]
         contiguous = width - first == c
+        probs = state.buffer("probs", group, c, width)  # one KV head's chunk at a time
+        summed = state.buffer("summed", c, width)
         for h in range(num_kv_heads):
-            probs = state.buffer("probs", group, c, width)
             torch.mm(grouped[h, :, a:b].reshape(group * c, head_dim), keys_t[h, :, :width],
                      out=probs.view(group * c, width))
             probs[..., first:].masked_fill_(future, -math.inf)
@@ -79,8 +80,7 @@ def attend_and_capture(
             heads = captured[h]
             if heads is not None and heads.numel() == 0:
                 continue
-            selected = probs if heads is None else probs[heads]
-            summed = torch.sum(selected, 0, out=state.buffer("summed", c, width))
+            torch.sum(probs if heads is None else probs[heads], 0, out=summed)
             if contiguous:  # a slice, not an index
                 state.matrix[first:width, :width].add_(summed, alpha=scale)
             else:

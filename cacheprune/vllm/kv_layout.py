@@ -31,6 +31,9 @@ class TileLayout:
     key_index: torch.Tensor  # [block_size, head_dim], int64
     value_index: torch.Tensor
 
+    def to(self, device: torch.device) -> TileLayout:
+        return TileLayout(self.key_index.to(device), self.value_index.to(device))
+
 
 def token_major_layout(block_size: int, head_dim: int) -> TileLayout:
     rows = torch.arange(block_size).view(-1, 1) * 2 * head_dim

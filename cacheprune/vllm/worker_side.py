@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -49,17 +50,20 @@ class WorkerSide:
             raise ValueError(f"vLLM registered {len(layers)} KV cache layers, the model "
                              f"config says {expected}")
         self._layers = layers
+        # NOTE: the index tensors live where the cache does, so no copy is made per layer.
+        self._device = layers[0].device
+        self._layout = self._layout.to(self._device)
 
     def start_load(self, plan: StepPlan) -> None:
         for load in plan.loads:
             keys, values = FileKVStore.read(Path(load.lease_path), load.start, load.stop)
-            where = kv_layout.slots(load.block_ids, self._block_size, load.start, load.stop)
+            where = self._slots(load.block_ids, load.start, load.stop)
             for index, layer in enumerate(self._layers):
                 kv_layout.scatter(layer, where, self._layout, keys[index], values[index])
 
     def save(self, plan: StepPlan) -> None:
         for save in plan.saves:
-            where = kv_layout.slots(save.block_ids, self._block_size, 0, len(save.token_ids))
+            where = self._slots(save.block_ids, 0, len(save.token_ids))
             pairs = [kv_layout.gather(layer, where, self._layout)
                      for layer in self._layers]
             keys = torch.stack([k for k, _ in pairs])
@@ -71,3 +75,7 @@ class WorkerSide:
                 # and the scheduler finds nothing staged to publish.
                 logger.warning("cacheprune: could not stage KV of %s: %s", save.owner, error)
 
+    def _slots(self, block_ids: Sequence[int], start: int, stop: int
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        blocks, offsets = kv_layout.slots(block_ids, self._block_size, start, stop)
+        return blocks.to(self._device), offsets.to(self._device)

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from cacheprune.engine import AttentionCapture, PrefillPlan, ReusedSpan
+from cacheprune.engine.capture import CAPTURE_CHUNK
 
 ATOL = 2e-3
 
@@ -85,7 +86,7 @@ def test_captured_rows_of_a_reuse_plan_match_eager_attentions(default_model, hf_
     several capture chunks and are not contiguous, carry the full forward's attention rows;
     the last layer is captured too although only its last row's output is needed."""
     model, tokenizer = default_model
-    ids = _prompts(tokenizer)["long"][:300]
+    ids = _prompts(tokenizer)["long"][:400]
     n, p = len(ids), 200
     with torch.no_grad():
         attentions = hf_reference(torch.tensor([ids]), output_attentions=True).attentions
@@ -101,6 +102,7 @@ def test_captured_rows_of_a_reuse_plan_match_eager_attentions(default_model, hf_
     assert result.attention is not None
     rows = result.computed_positions
     assert rows.numel() == 5 + n - p
+    assert rows.numel() > CAPTURE_CHUNK  # a scattered chunk, then a contiguous one
     torch.testing.assert_close(result.attention[rows], expected[rows], atol=1e-5, rtol=0)
     skipped = torch.ones(n, dtype=torch.bool)
     skipped[rows] = False
