@@ -15,6 +15,7 @@ from torch import nn
 
 from cacheprune.engine.capture import CaptureState, attend_and_capture
 from cacheprune.engine.config import ModelConfig, ModelLoadError
+from cacheprune.engine.linear import Linear
 from cacheprune.engine.plan import AttentionCapture, KVBuffer, PrefillPlan, PrefillResult
 from cacheprune.engine.rope import apply_rope, cos_sin, inverse_frequencies, move_keys
 
@@ -69,8 +70,8 @@ class Attention(nn.Module):
         self.head_dim = config.head_dim
         qkv_out = (config.num_heads + 2 * config.num_kv_heads) * config.head_dim
         # NOTE: Q, K and V share one matmul (fused); loading splits nothing, it concatenates.
-        self.qkv = nn.Linear(config.hidden_size, qkv_out, bias=config.qkv_bias)
-        self.o_proj = nn.Linear(config.num_heads * config.head_dim, config.hidden_size, bias=False)
+        self.qkv = Linear(config.hidden_size, qkv_out, bias=config.qkv_bias)
+        self.o_proj = Linear(config.num_heads * config.head_dim, config.hidden_size, bias=False)
 
     def forward(
         self,
@@ -112,8 +113,8 @@ class Attention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.gate_up = nn.Linear(config.hidden_size, 2 * config.intermediate_size, bias=False)
-        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)
+        self.gate_up = Linear(config.hidden_size, 2 * config.intermediate_size, bias=False)
+        self.down_proj = Linear(config.intermediate_size, config.hidden_size, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate, up = self.gate_up(x).chunk(2, dim=-1)
@@ -137,7 +138,7 @@ class Transformer(nn.Module):
         self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
         self.layers = nn.ModuleList(Block(config) for _ in range(config.num_layers))
         self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
-        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.lm_head = Linear(config.hidden_size, config.vocab_size, bias=False)
         if config.tie_embeddings:
             self.lm_head.weight = self.embed_tokens.weight
         self.inv_freq: torch.Tensor
