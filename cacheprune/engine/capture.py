@@ -64,7 +64,9 @@ def attend_and_capture(
         future = torch.arange(first, width)[None, :] > rows[:, None]
         contiguous = width - first == c
         probs = state.buffer("probs", group, c, width)  # one KV head's chunk at a time
-        summed = state.buffer("summed", c, width)
+        summed = state.buffer("summed", c, width)  # the chunk's sum over captured heads
+        head_sum = state.buffer("head_sum", c, width)
+        any_captured = False
         for h in range(num_kv_heads):
             torch.mm(grouped[h, :, a:b].reshape(group * c, head_dim), keys_t[h, :, :width],
                      out=probs.view(group * c, width))
@@ -80,11 +82,20 @@ def attend_and_capture(
             heads = captured[h]
             if heads is not None and heads.numel() == 0:
                 continue
-            torch.sum(probs if heads is None else probs[heads], 0, out=summed)
-            if contiguous:  # a slice, not an index
-                state.matrix[first:width, :width].add_(summed, alpha=scale)
+            chosen = probs if heads is None else probs[heads]
+            if any_captured:
+                summed.add_(torch.sum(chosen, 0, out=head_sum))
             else:
-                state.matrix[rows, :width] += summed.mul_(scale)
+                torch.sum(chosen, 0, out=summed)
+                any_captured = True
+        # NOTE: the matrix (n x n, far larger than the cache) is updated once per chunk, not
+        # once per KV head: the heads are summed in `summed`, which stays in the cache.
+        if not any_captured:
+            continue
+        if contiguous:  # a slice, not an index
+            state.matrix[first:width, :width].add_(summed, alpha=scale)
+        else:
+            state.matrix[rows, :width] += summed.mul_(scale)
     return out.view(num_heads, out.shape[2], head_dim)
 
 
