@@ -8,6 +8,7 @@ in one run; run it on an otherwise idle machine.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -40,9 +41,13 @@ def best_time(fn, repeats: int) -> float:
 def peak_growth(mode: str, n: int) -> int | None:
     """Peak resident memory added by one n-token prefill (`plain` or `capture`), measured in a
     fresh process: in this one, memory freed by earlier runs is reused and hides the growth."""
+    # NOTE: with a fixed mmap threshold glibc returns every block of 128 KiB or more to the
+    # system when it is freed, so resident memory follows the live tensors. With its default
+    # (a threshold that moves) the same measurement varied by +-40 MiB from run to run.
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
     child = subprocess.run(
         [sys.executable, __file__, "--peak-of", mode, "--lengths", str(n)],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, env=env,
     )
     last = child.stdout.strip().splitlines()[-1]
     return None if last == "n/a" else int(last)
@@ -52,9 +57,12 @@ def child_peak(mode: str, n: int) -> None:
     """Print the peak growth of one prefill in this (fresh) process, or n/a."""
     model, _ = load_model(converted_folder(None))
     ids = torch.randint(100, model.config.vocab_size, (n,), generator=torch.Generator())
-    model.prefill(PrefillPlan.full(ids[:64]))  # warm-up
+    capture = AttentionCapture() if mode == "capture" else None
+    # NOTE: the warm-up runs the same mode, so that buffers the BLAS libraries keep for the
+    # whole process are not counted as growth of one prefill.
+    model.prefill(PrefillPlan.full(ids[:256]), capture=capture)
     before = peak_rss_bytes() if reset_peak_rss() else None
-    model.prefill(PrefillPlan.full(ids), capture=AttentionCapture() if mode == "capture" else None)
+    model.prefill(PrefillPlan.full(ids), capture=capture)
     after = peak_rss_bytes()
     print("n/a" if before is None or after is None else after - before)
 

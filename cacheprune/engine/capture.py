@@ -12,6 +12,8 @@ import math
 
 import torch
 
+from cacheprune.engine.linear import linear
+
 # Query rows per chunk. Each KV head's chunk is scored, normalized, multiplied by the values
 # and summed over its query heads in one buffer of group x chunk x n floats (3 x 128 x 4096 x
 # 4 B = 6 MB at 4k tokens), which stays in the last-level cache through those four passes.
@@ -51,7 +53,6 @@ def attend_and_capture(
     group = num_heads // num_kv_heads
     # NOTE: the scale goes on q (m rows) rather than on the scores (m x n).
     grouped = (q * (1.0 / math.sqrt(head_dim))).reshape(num_kv_heads, group, m, head_dim)
-    keys_t = keys.transpose(1, 2).contiguous()  # [kv_heads, d, n]: each matmul reads rows
     out = torch.empty(num_kv_heads, group, 1 if last_row_only else m, head_dim)
     captured = _captured_heads(state.heads, num_kv_heads, group)
     scale = state.weight / sum(group if h is None else h.numel() for h in captured)
@@ -68,8 +69,8 @@ def attend_and_capture(
         head_sum = state.buffer("head_sum", c, width)
         any_captured = False
         for h in range(num_kv_heads):
-            torch.mm(grouped[h, :, a:b].reshape(group * c, head_dim), keys_t[h, :, :width],
-                     out=probs.view(group * c, width))
+            linear(grouped[h, :, a:b].reshape(group * c, head_dim), keys[h, :width],
+                   out=probs.view(group * c, width))
             probs[..., first:].masked_fill_(future, -math.inf)
             # NOTE: normalized in place (the CPU kernel reads each row before writing it); the
             # capture tests compare the result with transformers' eager attention.

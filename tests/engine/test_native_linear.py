@@ -15,6 +15,7 @@ from cacheprune.engine import native
 from cacheprune.engine.linear import (
     MIN_ROWS,
     Linear,
+    linear,
     native_linear,
     native_linear_available,
 )
@@ -69,11 +70,25 @@ def test_linear_dispatches_by_row_count():
     assert layer.weight.grad is not None
 
 
+@pytest.mark.parametrize("rows", [MIN_ROWS - 1, 100])  # the twin, then the kernel
+def test_linear_writes_into_out(rows):
+    x, weight, bias = torch.randn(rows, 64), torch.randn(40, 64), torch.randn(40)
+    buffer = torch.full((rows * 40 + 7,), float("nan"))
+    out = buffer[:rows * 40].view(rows, 40)
+    with torch.inference_mode():
+        result = linear(x, weight, bias, out=out)
+    assert result.data_ptr() == out.data_ptr()
+    _close_to_float64(out, x, weight, bias)
+    assert buffer[rows * 40:].isnan().all()  # nothing written past it
+
+
 def test_bad_input_names_what_is_wrong():
     with pytest.raises(ValueError, match="x is torch.float64"):
         native_linear(torch.randn(4, 8, dtype=torch.float64), torch.randn(2, 8))
     with pytest.raises(ValueError, match="shapes don't match"):
         native_linear(torch.randn(4, 8), torch.randn(2, 9))
+    with pytest.raises(ValueError, match=r"out must be a contiguous \(4, 2\) tensor"):
+        native_linear(torch.randn(4, 8), torch.randn(2, 8), out=torch.empty(2, 4).t())
 
 
 def test_build_is_cached_and_rebuilt_when_the_source_changes(tmp_path, monkeypatch):
