@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 
 import torch
 import torch.nn.functional as F
@@ -15,9 +16,11 @@ from cacheprune.engine.native import load_kernel
 MIN_ROWS = 16
 
 
+@functools.cache
 def _kernel() -> ctypes.CDLL | None:
+    """The loaded kernel with its signature declared, once per process."""
     lib = load_kernel("linear")
-    if lib is not None and not lib.cp_linear.argtypes:
+    if lib is not None:
         lib.cp_linear.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_int]
         lib.cp_linear.restype = None
     return lib
