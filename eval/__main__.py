@@ -9,14 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams, load_default
+from cacheprune.engine import ChatTokenizer, SamplingParams, load_default
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import SYSTEMS, compare_with_reference, run_systems
-from eval.workload import WorkloadConfig, WorkloadError, build_requests
+from eval.workload import Request, WorkloadConfig, WorkloadError, build_requests
+from eval.workload.fit import describe_cuts, fit_to_context
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +35,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="how many tenants ask each question (for data sets with one "
                              "question per document, such as NarrativeQA)")
     parser.add_argument("--max-words", type=int, default=900,
-                        help="documents are cut to this many words")
+                        help="documents are cut to this many words; 0: whole documents. Either "
+                             "way a document is cut further where a prompt about it would not "
+                             "fit the model's context with the answer (the report says so)")
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--victims", type=int, default=2,
                         help="tenants the direct-leakage prober attacks")
@@ -49,17 +54,34 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --systems must include no_sharing (the full-recompute reference)",
               file=sys.stderr)
         return 2
+    if args.max_words < 0:
+        print(f"error: --max-words must be 0 (whole documents) or a positive number of words, "
+              f"got {args.max_words}", file=sys.stderr)
+        return 2
     data_dir = args.data_dir or project_data_dir()
     try:
         documents = load_documents(args.dataset, data_dir, args.max_docs)
-        requests = build_requests(documents, WorkloadConfig(
-            num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words,
+        config = WorkloadConfig(
+            num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words or None,
             queries_per_document=args.queries_per_doc,
-            tenants_per_query=args.tenants_per_query))
+            tenants_per_query=args.tenants_per_query)
+        build_requests(documents, config)  # bad options fail here, before the model loads
     except (DatasetError, WorkloadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     model, tokenizer = load_default()
+    context = model.config.max_context
+    max_prompt_tokens = context - args.max_new_tokens
+    try:
+        requests, cuts = fit_to_context(documents, config, _prompt_token_counter(tokenizer),
+                                        max_prompt_tokens)
+    except WorkloadError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    length_note = ("Whole documents (--max-words 0). " if not args.max_words else
+                   f"Documents cut to at most {args.max_words:,} words. ")
+    length_note += describe_cuts(cuts, len(documents), max_prompt_tokens, context)
+    print(length_note)
     policy = load_policy(args.policy)
     sampling = SamplingParams(max_new_tokens=args.max_new_tokens)
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
@@ -73,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         "num_tenants": args.tenants, "tenants_per_query": args.tenants_per_query,
         "model_id": model.model_id,
         "policy_version": policy.policy_version, "max_words": args.max_words,
+        "documents_cut": [asdict(cut) for cut in cuts], "length_note": length_note,
         "max_new_tokens": args.max_new_tokens, "seed": args.seed,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
@@ -81,6 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + markdown_table(results) + f"\n\nreport: {report}  plot: "
           f"{args.out / 'summary.png'}  raw: {args.out / 'raw.json'}")
     return 0
+
+
+def _prompt_token_counter(tokenizer: ChatTokenizer) -> Callable[[Request], int]:
+    def count(request: Request) -> int:
+        return len(tokenizer.encode(tokenizer.render_chat(request.messages)).ids)
+
+    return count
 
 
 if __name__ == "__main__":
