@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import ChatTokenizer, SamplingParams, load_default
+from eval.bound import OracleBound
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import SYSTEMS, compare_with_reference, run_systems
@@ -87,8 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
           f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
     started = time.perf_counter()
+    bound = OracleBound(model, tokenizer, policy)
     results = run_systems({name: SYSTEMS[name] for name in args.systems}, model, tokenizer,
-                          policy, requests, sampling, args.victims)
+                          policy, requests, sampling, args.victims, bound)
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
@@ -100,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
     }
-    report = write_report(results, args.out, meta)
-    print("\n" + markdown_table(results) + f"\n\nreport: {report}  plot: "
+    report = write_report(results, args.out, meta, bound.records)
+    print("\n" + markdown_table(results, bound.records) + f"\n\nreport: {report}  plot: "
           f"{args.out / 'summary.png'}  raw: {args.out / 'raw.json'}")
     return 0
 

@@ -11,6 +11,7 @@ from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import ChatTokenizer, SamplingParams, Transformer
 from cacheprune.engine.engine import Engine
 from cacheprune.engine.sharing import EngineConfig
+from eval.bound import OracleBound
 from eval.hits import count_document_hits
 from eval.leakage import contextual_recovery, probe_direct
 from eval.metrics import rouge_l, token_f1
@@ -89,11 +90,13 @@ class SystemResult:
 
 def run_systems(systems: dict[str, EngineConfig], model: Transformer,
                 tokenizer: ChatTokenizer, policy: DetectionPolicy, requests: list[Request],
-                sampling: SamplingParams, num_victims: int) -> list[SystemResult]:
+                sampling: SamplingParams, num_victims: int,
+                bound: OracleBound | None = None) -> list[SystemResult]:
     """Serve the workload in order on a fresh engine per system, then attack each engine.
 
     The systems take turns request by request (each engine still sees the whole workload in
-    order), so a slow spell of the machine lands on all of them rather than on one.
+    order), so a slow spell of the machine lands on all of them rather than on one. `bound`,
+    if given, takes its turn after them (it times warm requests only).
     """
     engines = {name: Engine(model, tokenizer, policy, config) for name, config in systems.items()}
     results = {name: SystemResult(name) for name in systems}
@@ -102,6 +105,8 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
         for name, engine in engines.items():
             results[name].requests.append(_serve(engine, tokenizer, request, sampling,
                                                  request.doc_id in documents_seen))
+        if bound is not None:
+            bound.serve(request, warm=request.doc_id in documents_seen)
         documents_seen.add(request.doc_id)
     victims = _first_request_per_tenant(requests)[:num_victims]
     for name, engine in tqdm(engines.items(), desc="attacks (every system)", unit="system"):
