@@ -42,9 +42,10 @@ BOB = Tenant("bob", "tenant-bob", "bob.okafor@example.org")
 
 
 def public_document(variant: str) -> str:
-    """The first default document (public text, ~1000 tokens), tagged so that each test gets
-    a prefix no other test has published."""
+    """The first default document's first ten sections (public text, ~1000 tokens), tagged so
+    that each test gets a prefix no other test has published."""
     context = json.loads(DOCUMENTS.read_text().splitlines()[0])["context"]
+    context = context[:context.index("\n\n11. ")]
     return f"Copy {variant} of the handbook.\n{context}"
 
 
