@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", type=Path, help="folder holding <dataset>/*.jsonl "
                         "(default: the project's datasets/ folder)")
     parser.add_argument("--max-docs", type=int, default=3)
+    parser.add_argument("--min-words", type=int, default=0,
+                        help="skip documents shorter than this many words")
     parser.add_argument("--queries-per-doc", type=int, default=3)
     parser.add_argument("--tenants", type=int, default=4)
     parser.add_argument("--tenants-per-query", type=int, default=1,
@@ -55,13 +57,19 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --systems must include no_sharing (the full-recompute reference)",
               file=sys.stderr)
         return 2
+    if args.max_docs < 1:
+        print(f"error: --max-docs must be at least 1, got {args.max_docs}", file=sys.stderr)
+        return 2
     if args.max_words < 0:
         print(f"error: --max-words must be 0 (whole documents) or a positive number of words, "
               f"got {args.max_words}", file=sys.stderr)
         return 2
     data_dir = args.data_dir or project_data_dir()
     try:
-        documents = load_documents(args.dataset, data_dir, args.max_docs)
+        documents = [d for d in load_documents(args.dataset, data_dir)
+                     if d.num_words >= args.min_words][:args.max_docs]
+        if not documents:
+            raise DatasetError(f"{args.dataset}: no document has {args.min_words} words or more")
         config = WorkloadConfig(
             num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words or None,
             queries_per_document=args.queries_per_doc,

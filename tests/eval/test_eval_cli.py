@@ -13,3 +13,7 @@ def test_bad_options_get_a_clear_error(capsys, tmp_path):
     assert "qasper: dataset folder not found" in capsys.readouterr().err
     assert main(["--systems", "cacheprune_paper"]) == 2
     assert "must include no_sharing" in capsys.readouterr().err
+    assert main(["--max-docs", "0"]) == 2
+    assert "--max-docs must be at least 1, got 0" in capsys.readouterr().err
+    assert main(["--min-words", "100000"]) == 2
+    assert "default: no document has 100000 words or more" in capsys.readouterr().err
