@@ -14,7 +14,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import ChatTokenizer, SamplingParams, load_default
+from cacheprune.engine import SamplingParams, load_default
+from cacheprune.models import ChatTokenizer
 from eval.bound import OracleBound
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report

@@ -24,15 +24,15 @@ import torch
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import (
-    ChatTokenizer,
     PrefillPlan,
     ReusedSpan,
     SamplingParams,
     Transformer,
     generate,
 )
-from cacheprune.engine.prompt import render_prompt
 from cacheprune.engine.rope import move_keys
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving.prompt import render_prompt
 from eval.bound.sources import PromptSources, TokenKey, prompt_sources
 from eval.workload import Request
 

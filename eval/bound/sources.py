@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from cacheprune.engine import ChatTokenizer
-from cacheprune.engine.prompt import render_prompt
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving.prompt import render_prompt
 from eval.workload import USER_MESSAGE_INDEX, Request
 
 # A part of one token: ("d", doc_id, start, end) for document text, ("t", left context) for
