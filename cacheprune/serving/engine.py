@@ -38,7 +38,7 @@ class Engine:
             kv_shape=KVShape(shape.num_layers, shape.num_kv_heads, shape.head_dim),
             budget_bytes=self.config.pool_budget_bytes,
             max_context_tokens=shape.max_context,
-            min_entry_tokens=self.config.annotator.min_len,
+            min_entry_tokens=self.config.match_window,
             anchor_stride=self.config.anchor_stride,
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
@@ -68,8 +68,8 @@ class Engine:
                                self.policy.policy_version) as session:
             plan = strategy.plan(request, session)
             generation = generate(self.model, plan, sampling or SamplingParams(),
-                                  self.tokenizer.stop_token_ids, capture=strategy.capture(),
-                                  request_start=started)
+                                  self.tokenizer.stop_token_ids,
+                                  capture=strategy.capture(request, plan), request_start=started)
             # Everything below runs after the first token: it is off the TTFT path.
             published = strategy.publish(request, session, generation.prefill)
             session.commit()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_matching import naive_best_coverage, naive_window_hash
+from reference_matching import naive_best_coverage, naive_stretches, naive_window_hash
 
 from cacheprune.retriever import (
     IndexedSegment,
@@ -74,8 +74,11 @@ def test_matches_equal_naive_substring_search(case, anchor_stride):
         assert match.length >= window
         assert match.request_start >= previous_end
         assert part == entry[match.entry_start : match.entry_start + match.length]
-        assert match.entry_start % (anchor_stride or len(entry) + 1) == 0
         assert not any(mask[match.request_start : match.request_end])
+        # inside a findable stretch: one that holds an anchor window of its entry
+        assert any(low <= match.request_start and match.request_end <= end
+                   for low, end in naive_stretches(request, mask, [entry], window,
+                                                   anchor_stride))
         previous_end = match.request_end
         covered += match.length
     assert covered == naive_best_coverage(request, mask, entries, window, anchor_stride)

@@ -1,0 +1,112 @@
+"""Searching the pool with the prompt's public view: the public text between private values
+and before the first one is reused whatever its length, the public prefix exactly; a warm
+request that computes nothing publishable captures no attention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from cacheprune.detectors import load_policy
+from cacheprune.engine import PrefillPlan
+from cacheprune.serving import Engine, EngineConfig, SamplingParams
+from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving.request import ServedRequest
+
+DOCUMENT = (
+    "The river ferry leaves the north pier every forty minutes from six in the morning. "
+    "Bicycles ride free on weekdays, and dogs on a lead are welcome on the open deck. "
+    "Tickets bought on board cost a little more than tickets bought at the pier office, "
+    "which also sells monthly passes for commuters and a family ticket for weekend trips. "
+) * 3
+SYSTEM = "You answer questions about the ferry."
+PROFILES = {
+    "a": ("Dana Reyes", "dana.reyes@example.org", "(415) 555-0142"),
+    "b": ("Li Wei", "li.wei@corp.example", "(212) 555-0199"),
+}
+PARAMS = SamplingParams(max_new_tokens=4)
+
+
+def _messages(tenant: str) -> list[dict[str, str]]:
+    name, email, phone = PROFILES[tenant]
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Hello, my name is {name}.\nEmail: {email}\n"
+                                        f"Phone: {phone}\nPlease read this.\n\n{DOCUMENT}\n\n"
+                                        "How often does the ferry leave?"}]
+
+
+@pytest.fixture(scope="module")
+def policy():
+    return load_policy()
+
+
+def _served(tokenizer, policy, tenant: str) -> ServedRequest:
+    text, public = render_prompt(tokenizer, _messages(tenant), ())
+    encoding = tokenizer.encode(text)
+    return ServedRequest(f"check-{tenant}", tenant, np.asarray(encoding.ids, dtype=np.int64),
+                         policy.mask(text, encoding.offsets, public).mask, None)
+
+
+@pytest.mark.parametrize("publish_mode", ["isolated", "paper"])
+def test_public_text_between_private_values_is_reused(default_model, policy, publish_mode):
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
+    engine.generate("a", _messages("a"), PARAMS)
+    second = engine.generate("b", _messages("b"), PARAMS)
+    request = _served(tokenizer, policy, "b")
+    private = request.private
+    assert private.sum() >= 6  # name, e-mail and phone
+    hit = np.zeros(private.shape[0], dtype=bool)
+    for start, end in second.hit_spans:
+        hit[start:end] = True
+    assert not (hit & private).any()
+    # Every public token is served from the pool but the last one (always computed), whether
+    # it sits before the first private value, between two of them or after the last.
+    public = np.flatnonzero(~private)
+    assert hit[public[:-1]].all()
+    first_private = int(np.flatnonzero(private)[0])
+    assert first_private < engine.config.annotator.min_len  # a prefix shorter than a segment
+
+
+def test_the_public_prefix_is_reused_exactly(default_model, policy):
+    """b shares only the prefix before its first private value with a: that part is reused,
+    and b's first-token logits equal a full forward pass's."""
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig())
+    engine.generate("a", _messages("a"), PARAMS)
+    other = [{"role": "system", "content": SYSTEM},
+             {"role": "user", "content": "Hello, my name is Li Wei and I travel with a dog. "
+                                         "What is the fare?"}]
+    record = engine.generate("b", other, PARAMS)
+    text, _ = render_prompt(tokenizer, other, ())
+    ids = tokenizer.encode(text).ids
+    first_private = int(np.flatnonzero(record.private_mask)[0])
+    assert record.hit_spans == [(0, first_private)]
+    full = engine.generate("b", other, SamplingParams(max_new_tokens=4))
+    fresh = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing")).generate(
+        "b", other, SamplingParams(max_new_tokens=4))
+    assert record.text == full.text == fresh.text
+    reference = model.prefill(PrefillPlan.full(torch.tensor(ids))).logits
+    with engine.pool.session("check", model.model_id, policy.policy_version) as session:
+        request = ServedRequest("check", "b", np.asarray(ids, dtype=np.int64),
+                                record.private_mask, None)
+        plan = engine.strategy.plan(request, session)
+        logits = model.prefill(plan).logits
+    assert plan.reused_mask()[:first_private].all()
+    torch.testing.assert_close(logits, reference, atol=1e-4, rtol=0)
+
+
+def test_a_warm_request_captures_no_attention(default_model, policy):
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig())
+    strategy = engine.strategy
+    cold = _served(tokenizer, policy, "a")
+    with engine.pool.session("cold", model.model_id, policy.policy_version) as session:
+        assert strategy.capture(cold, strategy.plan(cold, session)) is not None
+    engine.generate("a", _messages("a"), PARAMS)
+    warm = _served(tokenizer, policy, "b")
+    with engine.pool.session("warm", model.model_id, policy.policy_version) as session:
+        plan = strategy.plan(warm, session)
+        assert plan.reused  # the positive control: the plan does reuse
+        assert strategy.capture(warm, plan) is None
