@@ -25,7 +25,9 @@ def annotate(
     `attention[r, c]` is what prompt token r paid to token c, averaged over the layers and heads
     the engine chose; only the causal part (c <= r) of the rows of computed positions is read.
     `private_mask[i]` marks private tokens, `computed_mask[i]` the positions computed in this
-    prefill (reused positions are never part of a new segment).
+    prefill (reused positions are never part of a new segment, and with
+    `recompute_context="unshared"` attention to them does not mark a token for recomputation:
+    they came from the pool, so every request that reuses this one's segments shares them too).
     Called once per prefill, after it; pure (no state is kept or changed). O(n^2) time,
     O(n) memory beyond the inputs.
     """
@@ -41,7 +43,8 @@ def annotate(
         matrix, eligible, config.sink_tokens, renormalize, config.ratio, config.min_len, max_len
     )
     raise_for_status(status, row)
-    segments = _scored(matrix, private, starts, ends, config)
+    # Tokens this prefill reused came from the pool: shared text, like the earlier segments.
+    segments = _scored(matrix, private, starts, ends, config, np.flatnonzero(~computed))
     return Annotation(segments=segments, num_tokens=n, num_eligible=int(eligible.sum()))
 
 
@@ -79,10 +82,12 @@ def _scored(
     starts: npt.NDArray[np.int64],
     ends: npt.NDArray[np.int64],
     config: AnnotatorConfig,
+    shared_columns: npt.NDArray[np.intp] | None = None,
 ) -> list[Segment]:
+    shared = np.zeros(0, np.int64) if shared_columns is None else shared_columns.astype(np.int64)
     shares, internal, external, private_attention, status, row = score_segments(
         matrix, private, starts, ends, config.sink_tokens, config.sink_mode == "renormalize",
-        config.recompute_context == "unshared",
+        config.recompute_context == "unshared", shared,
     )
     raise_for_status(status, row)
     segments: list[Segment] = []
