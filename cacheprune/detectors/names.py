@@ -245,3 +245,36 @@ def _han_pattern(words: NameWordsSpec) -> regex.Pattern[str]:
     return regex.compile(
         rf"{boundary}(?P<name>(?:{family})(?:\p{{Han}}{{2}}(?=(?:{follow}))|\p{{Han}}(?=(?:{follow}))))"
     )
+
+
+class PlausibleName:
+    """Whether a phrase another detector calls a person can be a name at all.
+
+    No: when it holds digits or markup, starts lower-case, is all acronyms, or is made only of
+    ordinary English words that are not popular names ('Deep Learning', 'Related Works').
+    """
+
+    def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
+        self._gazetteer = load_gazetteer()
+        self._ordinary = ordinary_words(vocabulary_model)
+
+    def __call__(self, phrase: str) -> bool:
+        if _NOT_A_NAME.search(phrase):
+            return False
+        words = WORD.findall(phrase)
+        if not words or not words[0][0].isupper():
+            return False
+        if all(len(w) > 1 and w.isupper() for w in words):
+            return False
+        return not all(self._is_ordinary(w) for w in words)
+
+    def _is_ordinary(self, word: str) -> bool:
+        key = word.casefold()
+        ranks = self._gazetteer.get(key)
+        if ranks is not None and min(ranks.first or MAX_RANK, ranks.last or MAX_RANK) <= \
+                _NAME_NOUN_RANK:
+            return False
+        return key in self._ordinary.other or key in self._ordinary.nouns
+
+
+_NOT_A_NAME = regex.compile(r"[\d$\\_{}^=<>|@#]")

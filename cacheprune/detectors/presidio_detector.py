@@ -54,6 +54,7 @@ class PresidioDetector(Detector):
         disabled_components: list[str] | None = None,
         language: str = "en",
         name: str = "presidio",
+        plausible_names_only: bool = False,
     ) -> None:
         self.name = name
         self.model = model
@@ -66,6 +67,14 @@ class PresidioDetector(Detector):
         self.disabled_components = tuple(
             DEFAULT_DISABLED_COMPONENTS if disabled_components is None else disabled_components
         )
+        # spaCy's small model calls many capitalized phrases of papers persons ('Deep Learning',
+        # 'BIBREF21', 'Twitter'); with this option such PERSON spans are checked (names.py).
+        self.plausible_names_only = plausible_names_only
+        self._plausible: Any = None
+        if plausible_names_only:
+            from cacheprune.detectors.names import PlausibleName
+
+            self._plausible = PlausibleName()
         self._analyzer = shared_analyzer(
             model, language, self.recognizers_file, self.disabled_components
         )
@@ -91,6 +100,7 @@ class PresidioDetector(Detector):
             "thresholds": {"default": self.thresholds.default, **self.thresholds.per_entity},
             "recognizers": recognizers,
             "disabled_components": list(self.disabled_components),
+            "plausible_names_only": self.plausible_names_only,
         }
 
     def detect(self, text: str) -> list[Span]:
@@ -99,6 +109,8 @@ class PresidioDetector(Detector):
             Span(r.entity_type, r.start, r.end, min(1.0, float(r.score)), self.name)
             for r in results
             if r.end > r.start and self.thresholds.passes(r.entity_type, r.score)
+            and (self._plausible is None or r.entity_type != "PERSON"
+                 or self._plausible(text[r.start:r.end]))
         ]
 
 

@@ -73,4 +73,14 @@ class EntropySecretDetector(Detector):
         classes = (num_digits > 0) + (num_upper > 0) + (num_lower > 0)
         if classes < 3 and not (classes == 2 and num_digits >= 4):
             return False
+        # Random text switches between digits, upper and lower case often; 'garg2012unsupervised'
+        # (a citation key) or 'Version2024Release' switch a few times only.
+        if _class_switches(core) < max(3, len(core) // 6):
+            return False
         return shannon_entropy(core) >= self.min_entropy
+
+
+def _class_switches(token: str) -> int:
+    kinds = ["d" if ch.isdigit() else "u" if ch.isupper() else "l" if ch.islower() else "o"
+             for ch in token]
+    return sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
