@@ -125,7 +125,8 @@ class DetectorChain:
         if progress.failure is not None:
             return DetectionResult([], True, progress.failure, progress.error)
         assert progress.done
-        spans = [s for s in progress.spans if self._is_kept(text, s)]
+        # Overlapping hits of one pattern often grow to the same whole value: keep one.
+        spans = [s for s in dict.fromkeys(progress.spans) if self._is_kept(text, s)]
         spans.sort(key=lambda s: (s.start, s.end, s.entity, s.detector))
         return DetectionResult(spans)
 

@@ -31,6 +31,7 @@ _CONTEXT = regex.compile(
     regex.IGNORECASE,
 )
 _CONTEXT_WINDOW = 40
+_DIGIT_GROUPS = regex.compile(r"\d+")
 # Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04-11-62.
 _DATE_SHAPE = regex.compile(r"\d{4}[-.]\d{1,2}[-.]\d{1,2}|\d{1,2}[-.]\d{1,2}[-.]\d{2,4}")
 
@@ -38,7 +39,8 @@ _DATE_SHAPE = regex.compile(r"\d{4}[-.]\d{1,2}[-.]\d{1,2}|\d{1,2}[-.]\d{1,2}[-.]
 class PhoneDetector(Detector):
     """Valid phone numbers; a national number without separators needs a context word."""
 
-    def __init__(self, regions: list[str] | None = None, name: str = "phones") -> None:
+    def __init__(self, regions: list[str] | None = None, threshold: float = 0.5,
+                 name: str = "phones") -> None:
         try:
             import phonenumbers
         except ModuleNotFoundError as exc:
@@ -47,6 +49,8 @@ class PhoneDetector(Detector):
             ) from exc
         self._lib: Any = phonenumbers
         self.name = name
+        # Numbers scored below it (a bare digit run without a context word) are not reported.
+        self.threshold = threshold
         self.regions = tuple(DEFAULT_REGIONS if regions is None else regions)
         supported = phonenumbers.SUPPORTED_REGIONS
         unknown = sorted(set(self.regions) - supported)
@@ -56,7 +60,8 @@ class PhoneDetector(Detector):
             )
 
     def describe(self) -> dict[str, Any]:
-        return {"regions": list(self.regions), "phonenumbers": self._lib.__version__}
+        return {"regions": list(self.regions), "threshold": self.threshold,
+                "phonenumbers": self._lib.__version__}
 
     def detect(self, text: str) -> list[Span]:
         spans = []
@@ -66,7 +71,7 @@ class PhoneDetector(Detector):
             if not 7 <= digits <= 15:
                 continue
             score = self._score(raw, text, match.start(), match.end())
-            if score is not None:
+            if score is not None and score >= self.threshold:
                 start = match.start() + (len(raw) - len(raw.lstrip()))
                 spans.append(Span(ENTITY, start, match.end(), score, self.name))
         return spans
@@ -86,12 +91,13 @@ class PhoneDetector(Detector):
             return None
         has_context = bool(_CONTEXT.search(text[max(0, start - _CONTEXT_WINDOW):start])
                            or _CONTEXT.search(text[end:end + _CONTEXT_WINDOW]))
-        formatted = any(not ch.isdigit() for ch in compact)
         if has_context:
             return 0.85
-        # A formatted national number ('(415) 555-0132', '020 7946 0958') is a phone number
-        # on its own; a bare digit run could be any id or count.
-        return 0.6 if formatted else 0.4
+        # A national number written the way phone numbers are ('(415) 555-0132', '020 7946
+        # 0958', '612 34 56 78': a trunk 0, an area code in parentheses or three or more groups)
+        # is a phone number on its own; '1123-1135' or a bare digit run could be anything.
+        groups = len(_DIGIT_GROUPS.findall(compact))
+        return 0.6 if compact.startswith(("0", "(")) and groups >= 2 or groups >= 3 else 0.4
 
     def _is_valid(self, number: str, region: str | None) -> bool:
         try:

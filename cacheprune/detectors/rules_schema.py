@@ -26,23 +26,33 @@ _PROBES = tuple(
     for tail in ("!", "")
 )
 # Overlapping alternatives under a quantifier, '(b|bb)+c', explode only on runs of their own
-# characters: each literal character of the pattern, and each pair of adjacent ones, is
-# repeated into a probe. Exponential blow-up shows within a few dozen repetitions.
+# characters: each literal character of the pattern, each pair of adjacent ones and each run
+# of literals is repeated into a probe. Exponential blow-up shows within a few dozen repetitions.
 _LITERAL_PROBE_LENGTH = 240
-_MAX_LITERAL_UNITS = 64
+_MAX_LITERAL_UNITS = 96
 _LITERAL = regex.compile(r"\\(.)|(\w)")
 
 
 def literal_probes(pattern: str) -> list[str]:
-    """Probes made of the pattern's literal characters (escapes unwrapped, classes skipped)."""
+    """Probes made of the pattern's literals: each character, each adjacent pair, each run of
+    literals ('foo' in '(foo|foofoo)+bar'); escapes are unwrapped, classes skipped."""
     chars: list[str] = []
+    runs: list[str] = []
+    run_end = -1
     for match in _LITERAL.finditer(pattern):
         escaped, plain = match.group(1), match.group(2)
         if escaped is not None and escaped.isalnum():
             continue  # \d, \w, \p...: a class, not a literal
-        chars.append(escaped or plain)
+        char = escaped or plain
+        chars.append(char)
+        if match.start() == run_end and runs:
+            runs[-1] += char
+        else:
+            runs.append(char)
+        run_end = match.end()
     units = list(dict.fromkeys(chars))
     units += list(dict.fromkeys(a + b for a, b in zip(chars, chars[1:], strict=False)))
+    units += list(dict.fromkeys(r for r in runs if len(r) > 2))
     units = units[:_MAX_LITERAL_UNITS]
     return [unit * (_LITERAL_PROBE_LENGTH // len(unit)) + tail for unit in units
             for tail in ("!", "")]

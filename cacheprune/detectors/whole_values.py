@@ -23,16 +23,22 @@ _NAME_WORD = r"(?:\p{Lu}[\p{L}\p{M}]*(?:['’\-]\p{L}[\p{L}\p{M}]*)*)"
 
 
 @functools.lru_cache(maxsize=1)
-def _name_edges() -> tuple[regex.Pattern[str], regex.Pattern[str]]:
-    particles = "|".join(regex.escape(p) for p in sorted(load_name_words().particles, key=len,
-                                                          reverse=True))
+def _name_edges() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
+    words = load_name_words()
+    particles = "|".join(regex.escape(p) for p in sorted(words.particles, key=len, reverse=True))
+    cues = [c for c in (*words.name_cues, *words.titles) if " " not in c]
+    # A greeting, cue or title before a name ('Ask', 'Dear', 'Dr') is not part of it.
+    leading_cue = regex.compile(
+        rf"(?i:{'|'.join(regex.escape(c) for c in sorted(cues, key=len, reverse=True))})"
+        r"\.?[ \t]+"
+    )
     step = rf"(?:[ \t](?:(?i:{particles})[ \t])*{_NAME_WORD}|[\-'’]{_NAME_WORD})"
     after = regex.compile(rf"(?:{step}){{1,{_MAX_WORDS}}}")
     # Backwards: capitalized words (with particles between), ending where the span starts.
     before = regex.compile(
         rf"(?:{_NAME_WORD}(?:[ \t](?:(?i:{particles})[ \t])*|[\-'’])){{1,{_MAX_WORDS}}}$"
     )
-    return after, before
+    return after, before, leading_cue
 
 
 def whole_values(text: str, spans: Iterable[Span]) -> list[Span]:
@@ -55,7 +61,7 @@ def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _name_edges_of(text: str, start: int, end: int) -> tuple[int, int]:
-    after, before = _name_edges()
+    after, before, leading_cue = _name_edges()
     # Only a name that starts with a capital grows over capitalized neighbours.
     if not text[start:end][:1].isupper():
         return start, end
@@ -66,5 +72,7 @@ def _name_edges_of(text: str, start: int, end: int) -> tuple[int, int]:
     back = before.search(text[window_start:start])
     if back is not None:
         start = window_start + back.start()
+    while (cue := leading_cue.match(text, start, end)) is not None and cue.end() < end:
+        start = cue.end()
     return start, end
 
