@@ -84,7 +84,7 @@ def ordinary_words(model: str = DEFAULT_VOCABULARY_MODEL) -> OrdinaryWords:
 
 
 def _package_folder(model: str, spacy_util: object) -> Path:
-    get_path = getattr(spacy_util, "get_package_path")
+    get_path = spacy_util.get_package_path
     try:
         return Path(get_path(model))
     except (ModuleNotFoundError, ImportError) as exc:

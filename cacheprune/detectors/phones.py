@@ -20,8 +20,8 @@ DEFAULT_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "JP", "IN", "CA", "
                    "BE", "CH", "AT", "PT", "SE", "NO", "DK", "FI", "PL", "BR", "MX", "AR",
                    "CN", "HK", "SG", "KR", "ZA", "NG", "AE", "TR", "RU", "UA", "IL", "NZ")
 _CANDIDATE = regex.compile(
-    r"(?<![\w+/.,-])(?P<number>(?:\+|00)?[ ]?(?:\(\d{1,5}\)|\d)(?:[ .\-]?(?:\(0\)|\(\d{1,5}\)|\d)){6,20})"
-    r"(?![\w/]|[.,]\d)"
+    r"(?<![\w+/.,-])(?P<number>(?:\+|00)?[ ]?(?:\(\d{1,5}\)|\d)"
+    r"(?:[ .\-]?(?:\(0\)|\(\d{1,5}\)|\d)){6,20})(?![\w/]|[.,]\d)"
 )
 _CONTEXT = regex.compile(
     r"(?<!\w)(?:phone|telephone|tel|mobile|cell|cellphone|call|ring|text|sms|fax|whatsapp|"
@@ -100,15 +100,15 @@ class PhoneDetector(Detector):
         return 0.6 if compact.startswith(("0", "(")) and groups >= 2 or groups >= 3 else 0.4
 
     def _is_valid(self, number: str, region: str | None) -> bool:
-        try:
-            parsed = self._lib.parse(number, region)
-        except self._lib.NumberParseException:
-            return False
-        return bool(self._lib.is_valid_number(parsed))
+        parsed = self._parsed(number, region)
+        return parsed is not None and bool(self._lib.is_valid_number(parsed))
 
     def _is_possible(self, number: str, region: str | None) -> bool:
+        parsed = self._parsed(number, region)
+        return parsed is not None and bool(self._lib.is_possible_number(parsed))
+
+    def _parsed(self, number: str, region: str | None) -> Any:
         try:
-            parsed = self._lib.parse(number, region)
+            return self._lib.parse(number, region)
         except self._lib.NumberParseException:
-            return False
-        return bool(self._lib.is_possible_number(parsed))
+            return None

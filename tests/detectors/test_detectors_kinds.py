@@ -84,7 +84,8 @@ def test_provider_keys_and_random_tokens(value: str) -> None:
     ("mot de passe : Chat-Noir-77", "Chat-Noir-77"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACDx\n"
      "-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACDx"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1vX9k2mQ7d8s0LzQ\nq3Tn4WJZ8dF0", "q3Tn4WJZ8dF0"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1vX9k2mQ7d8s0LzQ\nq3Tn4WJZ8dF0",
+     "q3Tn4WJZ8dF0"),
 ])
 def test_passwords_and_private_key_blocks(text: str, value: str) -> None:
     assert covers(chain_of(rules("secrets.yaml")), text, value)
@@ -170,8 +171,8 @@ def test_a_policy_naming_a_detector_whose_package_is_missing_says_what_to_instal
     policy = tmp_path / "policy.yaml"
     policy.write_text("version: 1\ndetectors:\n  - detector: phones\n", encoding="utf-8")
     monkeypatch.setitem(sys.modules, "phonenumbers", None)  # a missing package, on purpose
-    with pytest.raises(DetectorUnavailableError,
-                       match=r"policy.yaml: detectors\[0\] \('phones'\).*pip install 'phonenumbers"):
+    with pytest.raises(DetectorUnavailableError, match=r"policy.yaml: detectors\[0\] "
+                       r"\('phones'\).*pip install 'phonenumbers"):
         load_policy(policy)
     # A built-in whose own module cannot be imported: the error names it, never a bare import
     # error from deep inside.
