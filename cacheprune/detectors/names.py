@@ -36,6 +36,9 @@ _SURNAME_PREFIX = regex.compile(r"^(?:o['’]|d['’]|mc|mac|fitz)(?=\p{L})", re
 # A noun this popular as a name counts as a name (John, Wilson, Victoria); less popular nouns
 # ('data', 'york') count as ordinary words.
 _NAME_NOUN_RANK = 100
+# A lone capitalized word mid-sentence is a name without a cue when it is a given name this
+# popular somewhere ('Yesterday Priya asked') and not an ordinary word.
+_LONE_NAME_RANK = 300
 
 
 @dataclass(slots=True)
@@ -189,6 +192,10 @@ class NameDetector(Detector):
         if len(names) >= 2 and num_strong >= 1 and all(w.strong or not w.ordinary
                                                      for w in names):
             return start, end, 0.6  # a known name with a capitalized unknown word
+        lone = names[0]
+        if (len(names) == 1 and lone.strong and lone.first is not None
+                and lone.first <= _LONE_NAME_RANK and not _sentence_start(before)):
+            return start, end, 0.6  # a popular given name, capitalized mid-sentence
         return None
 
     def _score_lower(self, names: list[_Word], start: int, end: int,

@@ -21,7 +21,7 @@ DEFAULT_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "JP", "IN", "CA", "
                    "CN", "HK", "SG", "KR", "ZA", "NG", "AE", "TR", "RU", "UA", "IL", "NZ")
 _CANDIDATE = regex.compile(
     r"(?<![\w+/.,-])(?P<number>(?:\+|00)?[ ]?(?:\(\d{1,5}\)|\d)"
-    r"(?:[ .\-]?(?:\(0\)|\(\d{1,5}\)|\d)){6,20})(?![\w/]|[.,]\d)"
+    r"(?:[ ./\-]?(?:\(0\)|\(\d{1,5}\)|\d)){6,20})(?![\w/]|[.,]\d)"
 )
 _CONTEXT = regex.compile(
     r"(?<!\w)(?:phone|telephone|tel|mobile|cell|cellphone|call|ring|text|sms|fax|whatsapp|"
@@ -32,8 +32,8 @@ _CONTEXT = regex.compile(
 )
 _CONTEXT_WINDOW = 40
 _DIGIT_GROUPS = regex.compile(r"\d+")
-# Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04-11-62.
-_DATE_SHAPE = regex.compile(r"\d{4}[-.]\d{1,2}[-.]\d{1,2}|\d{1,2}[-.]\d{1,2}[-.]\d{2,4}")
+# Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04/11/62.
+_DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
 
 
 class PhoneDetector(Detector):

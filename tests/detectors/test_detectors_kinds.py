@@ -43,6 +43,7 @@ def masked_chars(chain: DetectorChain, text: str) -> list[str]:
 @pytest.mark.parametrize("value", [
     "+44 7700 900123", "0612 345 678", "+49 (0)30 12345678", "06 12 34 56 78",
     "0033 1 42 68 53 00", "(415) 555-0132", "+34 612 34 56 78", "+81 3-1234-5678",
+    "0151/23456789", "+7 912 345-67-89", "+55 11 91234-5678", "+44 (0)20 7946 0958",
     "020 7946 0958", "+91 98765 43210", "0049 89 2180 3456", "+46 70 123 45 67",
 ])
 def test_phone_numbers_of_many_countries(value: str) -> None:
@@ -134,6 +135,9 @@ def test_checked_ids_need_a_valid_check_digit_or_a_label() -> None:
     "Via Roma 10, 00184 Roma", "Corso Buenos Aires 33, 20124 Milano",
     "Keizersgracht 123, 1015 CJ Amsterdam", "Prinsengracht 263, 1016 GV Amsterdam",
     "1-2-3 Shibuya, Shibuya-ku, Tokyo 150-0002", "〒100-0001 東京都千代田区千代田1-1",
+    "Unter den Linden 77, 10117 Berlin", "Damrak 1, 1012 LG Amsterdam", "500 W 2nd St, Austin, "
+    "TX 78701", "C/ Alcalá 45, 2º izq., 28014 Madrid", "PO Box 4521, Anchorage, AK 99509",
+    "Flat 12B, Riverside House, 45 Thames Street, London SE1 9RT", "大阪府大阪市北区梅田3-1-1",
 ])
 def test_addresses_of_eight_countries_are_covered_whole(value: str) -> None:
     assert covers(chain_of(rules("addresses.yaml")), f"Please send it to {value}, thanks.", value)
