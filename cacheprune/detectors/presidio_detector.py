@@ -55,6 +55,7 @@ class PresidioDetector(Detector):
         language: str = "en",
         name: str = "presidio",
         plausible_names_only: bool = False,
+        name_sentences_only: bool = False,
     ) -> None:
         self.name = name
         self.model = model
@@ -75,6 +76,18 @@ class PresidioDetector(Detector):
             from cacheprune.detectors.names import PlausibleName
 
             self._plausible = PlausibleName()
+        # Only PERSON is looked for: spaCy reads just the sentences that may hold a name.
+        self.name_sentences_only = name_sentences_only
+        self._candidates: Any = None
+        if name_sentences_only:
+            if self.entities != ["PERSON"]:
+                raise DetectorConfigError(
+                    f"detector '{name}': name_sentences_only needs entities: [PERSON], got "
+                    f"{self.entities} (other entities may sit in any sentence)"
+                )
+            from cacheprune.detectors.name_candidates import NameCandidates
+
+            self._candidates = NameCandidates()
         self._analyzer = shared_analyzer(
             model, language, self.recognizers_file, self.disabled_components
         )
@@ -101,9 +114,23 @@ class PresidioDetector(Detector):
             "recognizers": recognizers,
             "disabled_components": list(self.disabled_components),
             "plausible_names_only": self.plausible_names_only,
+            "name_sentences_only": self.name_sentences_only,
         }
 
     def detect(self, text: str) -> list[Span]:
+        if self._candidates is None:
+            return self._detect(text)
+        joined = self._candidates.join(text)
+        spans = []
+        for span in self._detect(joined.text):
+            original = joined.original_span(span.start, span.end)
+            if original is not None and original[1] > original[0]:
+                spans.append(Span(span.entity, *original, span.score, span.detector))
+        return spans
+
+    def _detect(self, text: str) -> list[Span]:
+        if not text.strip():
+            return []
         results = self._analyzer.analyze(text=text, language=self.language, entities=self.entities)
         return [
             Span(r.entity_type, r.start, r.end, min(1.0, float(r.score)), self.name)

@@ -1,0 +1,103 @@
+"""The sentences of a text that could hold a person's name, for a costly NER model to read.
+
+spaCy's NER is nearly all of the default chain's cost and it reads every token. It finds a
+person only where a capitalized word could be a name, so sentences whose capitalized words
+are all ordinary English words ('The', 'Table', 'Section') or acronyms are skipped: the kept
+sentences are joined into one text (blank lines between), and spans are mapped back.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import regex
+
+from cacheprune.detectors.name_gazetteer import load_gazetteer
+from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, ordinary_words
+
+# A sentence ends after . ! ? (and closing quotes) before whitespace, or at a line break; not
+# after a title or abbreviation ('Mr. Saltram' stays one piece for the NER model).
+_SENTENCE_END = regex.compile(
+    r"(?<!\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Jr|Sr|Mme|Mlle|Sra|Sgt|Capt|Col|Gen|Rev|vs|etc|al|e\.g|"
+    r"i\.e|cf|Fig|No)\.)(?<=[.!?][\"'”’)\]]?)\s+|\n"
+)
+_CAPITALIZED = regex.compile(r"(?<![\p{L}\p{M}'’-])\p{Lu}[\p{Ll}\p{M}]+(?:['’-]\p{L}+)*")
+_SEPARATOR = "\n\n"
+# A noun or other ordinary word this popular as a name still counts as a candidate ('Will').
+_POPULAR_RANK = 100
+
+
+@dataclass(slots=True, frozen=True)
+class JoinedSegments:
+    """The kept sentences joined by blank lines, and where each one came from."""
+
+    text: str
+    joined_starts: tuple[int, ...]
+    original_starts: tuple[int, ...]
+    lengths: tuple[int, ...]
+
+    def original_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """[start, end) of the joined text in the original, clipped to its sentence."""
+        index = bisect.bisect_right(self.joined_starts, start) - 1
+        if index < 0:
+            return None
+        offset = start - self.joined_starts[index]
+        if offset >= self.lengths[index]:
+            return None  # inside a separator
+        stop = min(end - self.joined_starts[index], self.lengths[index])
+        base = self.original_starts[index]
+        return base + offset, base + stop
+
+
+class NameCandidates:
+    """Selects the sentences with at least one capitalized word that may be a name."""
+
+    def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
+        self._gazetteer = load_gazetteer()
+        self._ordinary = ordinary_words(vocabulary_model)
+
+    def join(self, text: str) -> JoinedSegments:
+        pieces: list[str] = []
+        joined_starts: list[int] = []
+        original_starts: list[int] = []
+        lengths: list[int] = []
+        cursor = 0
+        for start, end in _sentences(text):
+            if not self._may_hold_a_name(text[start:end]):
+                continue
+            if pieces and original_starts[-1] + lengths[-1] == start:
+                lengths[-1] = end - original_starts[-1]  # adjacent: one longer segment
+                pieces[-1] = text[original_starts[-1]:end]
+                continue
+            if pieces:
+                cursor += len(pieces[-1]) + len(_SEPARATOR)
+            pieces.append(text[start:end])
+            joined_starts.append(cursor)
+            original_starts.append(start)
+            lengths.append(end - start)
+        return JoinedSegments(_SEPARATOR.join(pieces), tuple(joined_starts),
+                              tuple(original_starts), tuple(lengths))
+
+    def _may_hold_a_name(self, sentence: str) -> bool:
+        for match in _CAPITALIZED.finditer(sentence):
+            key = match.group().casefold()
+            if key not in self._ordinary.other and key not in self._ordinary.nouns:
+                return True
+            ranks = self._gazetteer.get(key)
+            if ranks is not None and min(ranks.first or _POPULAR_RANK + 1,
+                                         ranks.last or _POPULAR_RANK + 1) <= _POPULAR_RANK:
+                return True
+        return False
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence; the whitespace between sentences belongs to the left one."""
+    bounds = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        bounds.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        bounds.append((start, len(text)))
+    return bounds
