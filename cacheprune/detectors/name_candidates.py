@@ -82,7 +82,7 @@ class NameCandidates:
     def _may_hold_a_name(self, sentence: str) -> bool:
         for match in _CAPITALIZED.finditer(sentence):
             key = match.group().casefold()
-            if key not in self._ordinary.other and key not in self._ordinary.nouns:
+            if not (self._ordinary.is_other(key) or self._ordinary.is_noun(key)):
                 return True
             ranks = self._gazetteer.get(key)
             if ranks is not None and min(ranks.first or _POPULAR_RANK + 1,

@@ -9,10 +9,10 @@ capital letter before it is masked.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,12 +46,48 @@ def load_name_words(path: str | None = None) -> NameWordsSpec:
     return validate(NameWordsSpec, read_yaml(resolved), str(resolved))
 
 
-@dataclass(slots=True, frozen=True)
-class OrdinaryWords:
-    """Lower-case English words by kind; a noun may also be a name, the others rarely are."""
+_KINDS = ("noun", "verb", "adj", "adv")
 
-    nouns: frozenset[str]
-    other: frozenset[str]  # verbs, adjectives, adverbs and stop words
+
+@dataclass(slots=True)
+class OrdinaryWords:
+    """English words by part of speech (lemmas), with the model's rules for inflected forms.
+
+    A noun may also be a name ('john', 'victoria'); verbs, adjectives, adverbs and stop words
+    rarely are.
+    """
+
+    lemmas: dict[str, frozenset[str]]
+    suffix_rules: dict[str, list[tuple[str, str]]]
+    exceptions: dict[str, frozenset[str]]
+    stop_words: frozenset[str]
+    # NOTE: filled from detector threads; entries are pure functions of the word, so a race
+    # only computes one twice. Bounded so that a stream of junk words cannot grow it forever.
+    _memo: dict[str, tuple[bool, bool]] = field(default_factory=dict)
+
+    def is_noun(self, word: str) -> bool:
+        return self._kinds(word)[0]
+
+    def is_other(self, word: str) -> bool:
+        """A verb, adjective, adverb or stop word (any inflected form)."""
+        return self._kinds(word)[1]
+
+    def _kinds(self, word: str) -> tuple[bool, bool]:
+        key = word.casefold()
+        found = self._memo.get(key)
+        if found is None:
+            kinds = [kind for kind in _KINDS if self._has(kind, key)]
+            found = ("noun" in kinds, key in self.stop_words or any(k != "noun" for k in kinds))
+            if len(self._memo) < 200_000:
+                self._memo[key] = found
+        return found
+
+    def _has(self, kind: str, key: str) -> bool:
+        lemmas = self.lemmas[kind]
+        if key in lemmas or key in self.exceptions[kind]:
+            return True
+        return any(key.endswith(old) and key[:len(key) - len(old)] + new in lemmas
+                   for old, new in self.suffix_rules[kind] if old)
 
 
 @functools.lru_cache(maxsize=2)
@@ -73,17 +109,22 @@ def ordinary_words(model: str = DEFAULT_VOCABULARY_MODEL) -> OrdinaryWords:
             f"spaCy model '{model}' has no lemmatizer lookups (lemmatizer/lookups/lookups.bin); "
             f"use {DEFAULT_VOCABULARY_MODEL} or another English pipeline with a rule lemmatizer"
         )
-    tables = srsly.msgpack_loads(found[0].read_bytes())
-    index = Table.from_dict(tables["lemma_index"])
+    tables = {name: Table.from_dict(data)
+              for name, data in srsly.msgpack_loads(found[0].read_bytes()).items()}
+    index, rules, exceptions = (tables.get(name) for name in
+                                ("lemma_index", "lemma_rules", "lemma_exc"))
+    if index is None or rules is None or exceptions is None:
+        raise DetectorConfigError(f"spaCy model '{model}': its lemmatizer lookups lack a table")
+    return OrdinaryWords(
+        lemmas={k: frozenset(w.replace("_", " ").casefold() for w in index.get(k, []))
+                for k in _KINDS},
+        suffix_rules={k: [(old, new) for old, new in rules.get(k, [])] for k in _KINDS},
+        exceptions={k: frozenset(exceptions.get(k, {}) or {}) for k in _KINDS},
+        stop_words=frozenset(w.casefold() for w in STOP_WORDS),
+    )
 
-    def words(kind: str) -> set[str]:
-        return {w.replace("_", " ").casefold() for w in index.get(kind, [])}
 
-    other = words("verb") | words("adj") | words("adv") | {w.casefold() for w in STOP_WORDS}
-    return OrdinaryWords(frozenset(words("noun")), frozenset(other))
-
-
-def _package_folder(model: str, spacy_util: object) -> Path:
+def _package_folder(model: str, spacy_util: Any) -> Path:
     get_path = spacy_util.get_package_path
     try:
         return Path(get_path(model))

@@ -37,7 +37,7 @@ _SURNAME_PREFIX = regex.compile(r"^(?:o['’]|d['’]|mc|mac|fitz)(?=\p{L})", re
 # ('data', 'york') count as ordinary words.
 _NAME_NOUN_RANK = 100
 # A lone capitalized word mid-sentence is a name without a cue when it is a given name this
-# popular somewhere ('Yesterday Priya asked') and not an ordinary word.
+# popular somewhere ('Yesterday Priya asked') and no English word at all.
 _LONE_NAME_RANK = 300
 
 
@@ -50,6 +50,7 @@ class _Word:
     first: int | None
     last: int | None
     ordinary: bool
+    noun: bool  # also an English noun ('Adam', 'Victoria'): a lone one needs a cue
     particle: bool
 
     @property
@@ -97,9 +98,20 @@ class NameDetector(Detector):
                 start, stop, score = found
                 spans.append(Span(ENTITY, start, stop, score, self.name))
             index = end
+        spans.extend(self._family_comma_given(text, words))
         spans.extend(Span(ENTITY, m.start("name"), m.end("name"), 0.7, self.name)
                      for m in self._han.finditer(text))
         return spans
+
+    def _family_comma_given(self, text: str, words: list[_Word]) -> list[Span]:
+        """'O'Neill, Patrick', 'Nakamura, Yuki': a family name, a comma, a given name."""
+        found = []
+        for family, given in zip(words, words[1:], strict=False):
+            if (text[family.end:given.start] == ", " and family.capitalized and given.capitalized
+                    and family.strong and given.strong and family.last is not None
+                    and given.first is not None and given.first <= COMMON_RANK):
+                found.append(Span(ENTITY, family.start, given.end, 0.7, self.name))
+        return found
 
     def _word(self, text: str, start: int, end: int) -> _Word:
         token = text[start:end]
@@ -107,15 +119,18 @@ class NameDetector(Detector):
         if key.endswith("'s"):
             key = key[:-2]
         first, last = self._ranks(key)
-        if first is None and last is None and _SURNAME_PREFIX.match(key) and token[-1].islower():
-            last = COMMON_RANK  # O'Brien, McAllister, D'Angelo: surname-shaped
+        # O'Brien, McAllister, D'Angelo: surname-shaped, never an ordinary word
+        surname_shaped = bool(_SURNAME_PREFIX.match(key)) and token[-1].islower()
+        if first is None and last is None and surname_shaped:
+            last = COMMON_RANK
         return _Word(
             start, end,
             capitalized=token[0].isupper() and not (len(token) > 1 and token.isupper())
             or not (token[0].isupper() or token[0].islower()),  # scripts without case
             lower=token.islower(),
             first=first, last=last,
-            ordinary=self._is_ordinary(key, first, last),
+            ordinary=not surname_shaped and self._is_ordinary(key, first, last),
+            noun=self._ordinary.is_noun(key),
             particle=key in self._particles,
         )
 
@@ -134,7 +149,7 @@ class NameDetector(Detector):
     def _is_ordinary(self, key: str, first: int | None, last: int | None) -> bool:
         parts = [p for p in regex.split(r"[-']", key) if p] or [key]
         popular = min(first or MAX_RANK + 1, last or MAX_RANK + 1) <= _NAME_NOUN_RANK
-        return all(p in self._ordinary.other or (p in self._ordinary.nouns and not popular)
+        return all(self._ordinary.is_other(p) or (self._ordinary.is_noun(p) and not popular)
                    for p in parts)
 
     def _run_end(self, text: str, words: list[_Word], index: int) -> int:
@@ -193,7 +208,7 @@ class NameDetector(Detector):
                                                      for w in names):
             return start, end, 0.6  # a known name with a capitalized unknown word
         lone = names[0]
-        if (len(names) == 1 and lone.strong and lone.first is not None
+        if (len(names) == 1 and lone.strong and not lone.noun and lone.first is not None
                 and lone.first <= _LONE_NAME_RANK and not _sentence_start(before)):
             return start, end, 0.6  # a popular given name, capitalized mid-sentence
         return None
@@ -281,7 +296,7 @@ class PlausibleName:
         if ranks is not None and min(ranks.first or MAX_RANK, ranks.last or MAX_RANK) <= \
                 _NAME_NOUN_RANK:
             return False
-        return key in self._ordinary.other or key in self._ordinary.nouns
+        return self._ordinary.is_other(key) or self._ordinary.is_noun(key)
 
 
 _NOT_A_NAME = regex.compile(r"[\d$\\_{}^=<>|@#]")

@@ -125,7 +125,8 @@ class PresidioDetector(Detector):
         for span in self._detect(joined.text):
             original = joined.original_span(span.start, span.end)
             if original is not None and original[1] > original[0]:
-                spans.append(Span(span.entity, *original, span.score, span.detector))
+                start, end = original
+                spans.append(Span(span.entity, start, end, span.score, span.detector))
         return spans
 
     def _detect(self, text: str) -> list[Span]:

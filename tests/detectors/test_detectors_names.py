@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cacheprune.detectors import Detector, DetectorChain, Span
+from cacheprune.detectors.name_candidates import NameCandidates
 from cacheprune.detectors.names import NameDetector, PlausibleName
 
 
@@ -36,6 +39,8 @@ def found(detector: Detector, text: str) -> list[str]:
     ("Thanks,\nHannah Schmidt", ["Hannah Schmidt"]),
     ("Dear Mr. Okonkwo, thank you.", ["Okonkwo"]),
     ("Can you tell Bill that Grant Wilson called?", ["Bill", "Grant Wilson"]),
+    ("O'Neill, Patrick: account holder", ["O'Neill, Patrick"]),  # family name, comma, given
+    ("Please call Ms. O'Sullivan.", ["O'Sullivan"]),
 ])
 def test_tricky_name_forms_are_found_whole(names, text: str, expected: list[str]) -> None:
     assert found(names, text) == expected
@@ -48,6 +53,7 @@ def test_tricky_name_forms_are_found_whole(names, text: str, expected: list[str]
     "Rose petals and Long Short-Term Memory networks.",
     "We use the Adam optimizer, BERT and Table 3 of Section 4.",
     "New York and Paris are cities; the Data Augmentation section follows.",
+    "We flew from Paris, France to Lima, Peru.",
 ])
 def test_ordinary_words_that_are_also_names_stay_public(names, text: str) -> None:
     assert found(names, text) == []
@@ -89,3 +95,23 @@ def test_the_chain_grows_partial_names_to_the_whole_name(text: str, part: str, w
 ])
 def test_other_detectors_person_spans_are_checked_for_plausibility(phrase, plausible) -> None:
     assert PlausibleName()(phrase) is plausible
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([
+    "The model is trained on Table 3. ", "Priya Patel wrote it. ", "Results improve.\n",
+    "Mr. Saltram came late. ", "We thank Kwame! ", "BERT and GPT differ. ", "x ", "\n\n",
+]), max_size=12))
+def test_name_sentences_map_back_to_the_same_characters(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    joined = NameCandidates().join(text)
+    for index, char in enumerate(joined.text):
+        mapped = joined.original_span(index, index + 1)
+        if mapped is None:
+            assert joined.text[index] == "\n"  # the blank lines between kept sentences
+            continue
+        assert text[mapped[0]:mapped[1]] == char
+    # Every sentence with a name is kept, every one made of ordinary words is not.
+    for sentence in ("Priya Patel wrote it.", "Mr. Saltram came late.", "We thank Kwame!"):
+        assert (sentence in joined.text) == (sentence in text)
+    assert "Results improve." not in joined.text
