@@ -273,7 +273,8 @@ class PlausibleName:
     """Whether a phrase another detector calls a person can be a name at all.
 
     No: when it holds digits or markup, starts lower-case, is all acronyms, or is made only of
-    ordinary English words that are not popular names ('Deep Learning', 'Related Works').
+    ordinary English words ('Deep Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns
+    that are popular names ('John', 'Victoria') count as names.
     """
 
     def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
@@ -291,12 +292,16 @@ class PlausibleName:
         return not all(self._is_ordinary(w) for w in words)
 
     def _is_ordinary(self, word: str) -> bool:
+        """A verb, adjective, adverb or stop word ('Mark', 'Will'), or a noun that is not a
+        popular name ('Learning'; but not 'John' or 'Victoria')."""
         key = word.casefold()
-        ranks = self._gazetteer.get(key)
-        if ranks is not None and min(ranks.first or MAX_RANK, ranks.last or MAX_RANK) <= \
-                _NAME_NOUN_RANK:
+        if self._ordinary.is_other(key):
+            return True
+        if not self._ordinary.is_noun(key):
             return False
-        return self._ordinary.is_other(key) or self._ordinary.is_noun(key)
+        ranks = self._gazetteer.get(key)
+        return ranks is None or min(ranks.first or MAX_RANK, ranks.last or MAX_RANK) > \
+            _NAME_NOUN_RANK
 
 
 _NOT_A_NAME = regex.compile(r"[\d$\\_{}^=<>|@#]")

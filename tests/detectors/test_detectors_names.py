@@ -92,6 +92,7 @@ def test_the_chain_grows_partial_names_to_the_whole_name(text: str, part: str, w
 @pytest.mark.parametrize(("phrase", "plausible"), [
     ("Jane Doe", True), ("Okonkwo", True), ("Deep Learning", False), ("BIBREF21", False),
     ("w_i$", False), ("al", False), ("Related Works", False), ("BISAC", False),
+    ("Mark", False), ("Will", False), ("Mark Johnson", True), ("Victoria", True),
 ])
 def test_other_detectors_person_spans_are_checked_for_plausibility(phrase, plausible) -> None:
     assert PlausibleName()(phrase) is plausible
