@@ -1,4 +1,4 @@
-"""The sentences of a text that could hold a person's name, for a costly NER model to read.
+"""What could be a person's name: sentences worth a costly NER model, and phrases it calls names.
 
 spaCy's NER is nearly all of the default chain's cost and it reads every token. It finds a
 person only where a capitalized word could be a name, so sentences whose capitalized words
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import regex
 
-from cacheprune.detectors.name_gazetteer import load_gazetteer
+from cacheprune.detectors.name_gazetteer import MAX_RANK, load_gazetteer
 from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, ordinary_words
+from cacheprune.detectors.names import NAME_NOUN_RANK, WORD
 
 # A sentence ends after . ! ? (and closing quotes) before whitespace, or at a line break; not
 # after a title or abbreviation ('Mr. Saltram' stays one piece for the NER model).
@@ -24,8 +25,6 @@ _SENTENCE_END = regex.compile(
 )
 _CAPITALIZED = regex.compile(r"(?<![\p{L}\p{M}'’-])\p{Lu}[\p{Ll}\p{M}]+(?:['’-]\p{L}+)*")
 _SEPARATOR = "\n\n"
-# A noun or other ordinary word this popular as a name still counts as a candidate ('Will').
-_POPULAR_RANK = 100
 
 
 @dataclass(slots=True, frozen=True)
@@ -85,8 +84,9 @@ class NameCandidates:
             if not (self._ordinary.is_other(key) or self._ordinary.is_noun(key)):
                 return True
             ranks = self._gazetteer.get(key)
-            if ranks is not None and min(ranks.first or _POPULAR_RANK + 1,
-                                         ranks.last or _POPULAR_RANK + 1) <= _POPULAR_RANK:
+            # An ordinary word this popular as a name still counts ('Will', 'John').
+            if ranks is not None and min(ranks.first or MAX_RANK,
+                                         ranks.last or MAX_RANK) <= NAME_NOUN_RANK:
                 return True
         return False
 
@@ -101,3 +101,41 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     if start < len(text):
         bounds.append((start, len(text)))
     return bounds
+
+
+class PlausibleName:
+    """Whether a phrase another detector calls a person can be a name at all.
+
+    No: when it holds digits or markup, starts lower-case, is all acronyms, or is made only of
+    ordinary English words ('Deep Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns
+    that are popular names ('John', 'Victoria') count as names.
+    """
+
+    def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
+        self._gazetteer = load_gazetteer()
+        self._ordinary = ordinary_words(vocabulary_model)
+
+    def __call__(self, phrase: str) -> bool:
+        if _NOT_A_NAME.search(phrase):
+            return False
+        words = WORD.findall(phrase)
+        if not words or not words[0][0].isupper():
+            return False
+        if all(len(w) > 1 and w.isupper() for w in words):
+            return False
+        return not all(self._is_ordinary(w) for w in words)
+
+    def _is_ordinary(self, word: str) -> bool:
+        """A verb, adjective, adverb or stop word ('Mark', 'Will'), or a noun that is not a
+        popular name ('Learning'; but not 'John' or 'Victoria')."""
+        key = word.casefold()
+        if self._ordinary.is_other(key):
+            return True
+        if not self._ordinary.is_noun(key):
+            return False
+        ranks = self._gazetteer.get(key)
+        return ranks is None or min(ranks.first or MAX_RANK, ranks.last or MAX_RANK) > \
+            NAME_NOUN_RANK
+
+
+_NOT_A_NAME = regex.compile(r"[\d$\\_{}^=<>|@#]")

@@ -35,7 +35,7 @@ _GAP = regex.compile(r"[ \t\u00a0]{1,2}|\.[ \t]")
 _SURNAME_PREFIX = regex.compile(r"^(?:o['’]|d['’]|mc|mac|fitz)(?=\p{L})", regex.IGNORECASE)
 # A noun this popular as a name counts as a name (John, Wilson, Victoria); less popular nouns
 # ('data', 'york') count as ordinary words.
-_NAME_NOUN_RANK = 100
+NAME_NOUN_RANK = 100
 # A lone capitalized word mid-sentence is a name without a cue when it is a given name this
 # popular somewhere ('Yesterday Priya asked') and no English word at all.
 _LONE_NAME_RANK = 300
@@ -148,7 +148,7 @@ class NameDetector(Detector):
 
     def _is_ordinary(self, key: str, first: int | None, last: int | None) -> bool:
         parts = [p for p in regex.split(r"[-']", key) if p] or [key]
-        popular = min(first or MAX_RANK + 1, last or MAX_RANK + 1) <= _NAME_NOUN_RANK
+        popular = min(first or MAX_RANK + 1, last or MAX_RANK + 1) <= NAME_NOUN_RANK
         return all(self._ordinary.is_other(p) or (self._ordinary.is_noun(p) and not popular)
                    for p in parts)
 
@@ -268,40 +268,3 @@ def _han_pattern(words: NameWordsSpec) -> regex.Pattern[str]:
         rf"{boundary}(?P<name>(?:{family})(?:\p{{Han}}{{2}}(?=(?:{follow}))|\p{{Han}}(?=(?:{follow}))))"
     )
 
-
-class PlausibleName:
-    """Whether a phrase another detector calls a person can be a name at all.
-
-    No: when it holds digits or markup, starts lower-case, is all acronyms, or is made only of
-    ordinary English words ('Deep Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns
-    that are popular names ('John', 'Victoria') count as names.
-    """
-
-    def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
-        self._gazetteer = load_gazetteer()
-        self._ordinary = ordinary_words(vocabulary_model)
-
-    def __call__(self, phrase: str) -> bool:
-        if _NOT_A_NAME.search(phrase):
-            return False
-        words = WORD.findall(phrase)
-        if not words or not words[0][0].isupper():
-            return False
-        if all(len(w) > 1 and w.isupper() for w in words):
-            return False
-        return not all(self._is_ordinary(w) for w in words)
-
-    def _is_ordinary(self, word: str) -> bool:
-        """A verb, adjective, adverb or stop word ('Mark', 'Will'), or a noun that is not a
-        popular name ('Learning'; but not 'John' or 'Victoria')."""
-        key = word.casefold()
-        if self._ordinary.is_other(key):
-            return True
-        if not self._ordinary.is_noun(key):
-            return False
-        ranks = self._gazetteer.get(key)
-        return ranks is None or min(ranks.first or MAX_RANK, ranks.last or MAX_RANK) > \
-            _NAME_NOUN_RANK
-
-
-_NOT_A_NAME = regex.compile(r"[\d$\\_{}^=<>|@#]")

@@ -73,7 +73,7 @@ class PresidioDetector(Detector):
         self.plausible_names_only = plausible_names_only
         self._plausible: Any = None
         if plausible_names_only:
-            from cacheprune.detectors.names import PlausibleName
+            from cacheprune.detectors.name_candidates import PlausibleName
 
             self._plausible = PlausibleName()
         # Only PERSON is looked for: spaCy reads just the sentences that may hold a name.

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cacheprune.detectors import Detector, DetectorChain, Span
-from cacheprune.detectors.name_candidates import NameCandidates
-from cacheprune.detectors.names import NameDetector, PlausibleName
+from cacheprune.detectors.name_candidates import NameCandidates, PlausibleName
+from cacheprune.detectors.names import NameDetector
 
 
 @pytest.fixture(scope="module")
