@@ -215,8 +215,13 @@ class NameDetector(Detector):
 
     def _score_lower(self, names: list[_Word], start: int, end: int,
                      before: str) -> tuple[int, int, float] | None:
-        if len(names) < 2 or not all(w.strong for w in names):
+        if not all(w.strong for w in names):
             return None
+        if len(names) == 1:
+            # 'hi, i'm marco', 'thanks john': a popular given name right after a cue.
+            lone = names[0]
+            popular = lone.first is not None and lone.first <= COMMON_RANK and not lone.noun
+            return (start, end, 0.7) if popular and self._cue.search(before) else None
         if names[0].first is None or names[0].first > COMMON_RANK or names[-1].last is None:
             return None
         previous = before.split()[-1:] or [""]

@@ -32,6 +32,11 @@ _CONTEXT = regex.compile(
 )
 _CONTEXT_WINDOW = 40
 _DIGIT_GROUPS = regex.compile(r"\d+")
+# An extension after the number is part of it: 'ext. 204', 'x12', 'poste 31', 'Durchwahl -15'.
+_EXTENSION = regex.compile(
+    r"(?i:,?[ \t]*(?:ext\.?|extension|x|poste|durchwahl|dw\.?|int\.?|interno)[ \t]*[-.:#]?[ \t]*)"
+    r"\d{1,6}(?!\w)"
+)
 # Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04/11/62.
 _DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
 
@@ -73,7 +78,9 @@ class PhoneDetector(Detector):
             score = self._score(raw, text, match.start(), match.end())
             if score is not None and score >= self.threshold:
                 start = match.start() + (len(raw) - len(raw.lstrip()))
-                spans.append(Span(ENTITY, start, match.end(), score, self.name))
+                extension = _EXTENSION.match(text, match.end())
+                end = match.end() if extension is None else extension.end()
+                spans.append(Span(ENTITY, start, end, score, self.name))
         return spans
 
     def _score(self, raw: str, text: str, start: int, end: int) -> float | None:

@@ -50,6 +50,18 @@ def test_phone_numbers_of_many_countries(value: str) -> None:
     assert covers(chain_of(PhoneDetector()), f"You can call me on {value} tonight.", value)
 
 
+def test_an_extension_is_part_of_the_number() -> None:
+    text = "Call (415) 555-0132 ext. 204 today."
+    assert covers(chain_of(PhoneDetector()), text, "(415) 555-0132 ext. 204")
+
+
+@pytest.mark.parametrize("value", ["jane.doe [at] example [dot] com", "jane(at)example.com",
+                                   "jane at example dot org"])
+def test_spelled_out_emails(value: str) -> None:
+    assert covers(chain_of(rules("default.yaml")), f"Write to {value} please.", value)
+    assert masked_chars(chain_of(rules("default.yaml")), "Look at the results at noon.") == []
+
+
 NUMBERS_OF_PAPERS = (
     "Accuracy rose from 71.4% to 78.9% (n = 1,204) in 2019 with 4096 tokens, 340,000 chars, "
     "version 2.1.0, ISBN 978-3-16-148410-0, doi 10.1145/3292500.3330701, on 2021-03-04, "

@@ -35,6 +35,7 @@ def found(detector: Detector, text: str) -> list[str]:
     ("王伟先生明天会来。", ["王伟"]),
     ("my neighbour john smith keeps parking here", ["john smith"]),  # lower case
     ("I'm Priya, the new intern.", ["Priya"]),  # a lone given name after a cue
+    ("hey, it's marco here", ["marco"]),  # lower case after a cue
     ("Regards,\nLukas", ["Lukas"]),
     ("Thanks,\nHannah Schmidt", ["Hannah Schmidt"]),
     ("Dear Mr. Okonkwo, thank you.", ["Okonkwo"]),
