@@ -17,9 +17,9 @@ import importlib.metadata
 import os
 import pickle  # noqa: S403 - names-dataset ships its data as pickles; only its own files are read
 import tempfile
-from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
+from typing import NamedTuple
 
 from cacheprune.detectors.base import DetectorUnavailableError
 
@@ -32,10 +32,11 @@ _FORMAT = 1
 _INSTALL_HINT = "pip install 'names-dataset>=3.3,<4'"
 
 
-@dataclass(slots=True, frozen=True)
-class NameRanks:
+class NameRanks(NamedTuple):
     """Best (smallest) popularity rank of a name over all countries; None: not that kind."""
 
+    # NOTE: a NamedTuple, not a dataclass: ~0.5 M of them are built when the table is read,
+    # and a tuple is several times cheaper to build than a frozen dataclass.
     first: int | None
     last: int | None
 
@@ -67,10 +68,9 @@ def load_gazetteer() -> dict[str, NameRanks]:
     if not path.is_file():
         _write_table(path, derive_table())
     table: dict[str, NameRanks] = {}
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            name, first, last = line.rstrip("\n").split("\t")
-            table[name] = NameRanks(int(first) or None, int(last) or None)
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name, first, last = line.split("\t")
+        table[name] = NameRanks(int(first) or None, int(last) or None)
     return table
 
 
