@@ -2,6 +2,7 @@
 
     python benchmarks/detectors_throughput.py [--tokens 4096] [--repeats 3] [--config POLICY]
                                               [--prefill transformers|engine|both]
+                                              [--story DATA_DIR]
 
 It times the whole default detection policy (or --config), each of its detectors alone, and
 the rules-only policy, on the same request. Target: the whole default chain <= 5% of the
@@ -11,16 +12,19 @@ The prefill it compares against is transformers (sdpa, float32) on the default G
 cacheprune's own engine; shares are given against the faster of those measured (the stricter).
 
 The request is a long shared document (public when the caller says so) with a short private
-profile before it and a few private details inside it. Times are medians over --repeats runs.
+profile before it and a few private details inside it. With --story, the document is instead the
+start of a NarrativeQA story from DATA_DIR (names on every page: the NER prefilter skips less). Times are medians over --repeats runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
@@ -50,10 +54,14 @@ INSIDE = [" Contact Priya Patel at priya.patel@example.org.", " Login from 192.1
           " Her SSN is 123-45-6789."]
 
 
-def build_request(tokenizer, num_tokens: int) -> tuple[str, int]:
+def build_request(tokenizer, num_tokens: int, story_dir: str | None) -> tuple[str, int]:
     """A text of about `num_tokens` tokens, and where the shared document starts."""
     rng = random.Random(0)
     parts = [PROFILE]
+    if story_dir is not None:
+        stories = Path(story_dir) / "narrativeqa" / "narrativeqa_minilongbench_longbench.jsonl"
+        with stories.open(encoding="utf-8") as rows:
+            parts.append(json.loads(rows.readline())["context"][:num_tokens * 8])
     while len(tokenizer.encode("".join(parts)).ids) < num_tokens:
         for _ in range(20):
             text = rng.choice(PARAGRAPHS).format(n=rng.randint(1, 9), a=rng.randint(2, 90),
@@ -109,10 +117,12 @@ def main() -> None:
     parser.add_argument("--prefill", choices=["transformers", "engine", "both"],
                         default="transformers")
     parser.add_argument("--prefill-repeats", type=int, default=1)
+    parser.add_argument("--story", metavar="DATA_DIR",
+                        help="use a NarrativeQA story from DATA_DIR as the shared document")
     args = parser.parse_args()
 
     tokenizer = load_tokenizer()
-    text, doc_start = build_request(tokenizer, args.tokens)
+    text, doc_start = build_request(tokenizer, args.tokens, args.story)
     encoding = tokenizer.encode(text)
     ids, offsets = list(encoding.ids), encoding.offsets
     public = [(doc_start, len(text))]  # the caller marks the shared document public
