@@ -13,7 +13,8 @@ cacheprune's own engine; shares are given against the faster of those measured (
 
 The request is a long shared document (public when the caller says so) with a short private
 profile before it and a few private details inside it. With --story, the document is instead the
-start of a NarrativeQA story from DATA_DIR (names on every page: the NER prefilter skips less). Times are medians over --repeats runs.
+start of a NarrativeQA story from DATA_DIR (names on every page: the NER prefilter skips less).
+Times are medians over --repeats runs.
 """
 
 from __future__ import annotations
