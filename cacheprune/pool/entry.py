@@ -53,6 +53,8 @@ class EntryInfo:
     policy_version: str
     num_tokens: int
     created_at: float
+    tenant_tag: str = ""  # keyed hash of the publishing tenant (`PoolKeys.tenant_tag`)
+    domain_tag: str = ""  # keyed hash of the sharing domain it is found in
 
 
 @dataclass(slots=True, frozen=True)
