@@ -59,6 +59,7 @@ from cacheprune.retriever.identity import MaskArray, SegmentHash, TokenArray
 from cacheprune.retriever.matching import Match
 
 if TYPE_CHECKING:
+    from cacheprune.pool.keys import PoolKeys
     from cacheprune.pool.metrics import PoolMetrics
     from cacheprune.pool.session import PoolSession
 
@@ -177,6 +178,7 @@ class PoolStore(abc.ABC):
     metrics: PoolMetrics
     url: str
     clock: Callable[[], float]
+    keys: PoolKeys  # names and tags under this pool's key (`PoolKeys.entry_name`, ...)
 
     # ---- requests ------------------------------------------------------------------------
 
