@@ -33,6 +33,7 @@ MAGIC = b"CPKV"
 VERSION = 2
 _PREAMBLE = struct.Struct("<4sBII")
 MAX_HEAD_JSON = 4096
+HEAD_PROBE_BYTES = 13  # the preamble: enough for `head_length`
 # An entry written in the future by a skewed clock is accepted this far ahead, no further
 # (a far-future `created_at` would otherwise never expire).
 MAX_CLOCK_SKEW_S = 60.0
@@ -91,9 +92,19 @@ def encode_entry(keys: PoolKeys, name: SegmentHash, identity: EntryIdentity, sco
     return body + keys.tag(b"entry", name.encode(), body), len(head) + TAG_BYTES
 
 
+def head_length(start: bytes) -> int:
+    """The head length (through the head tag) from an entry's first bytes: read at least
+    `HEAD_PROBE_BYTES`; a value too short to tell gives the preamble size (decode rejects)."""
+    if len(start) < _PREAMBLE.size:
+        return _PREAMBLE.size
+    _, _, meta_len, num_tokens = _PREAMBLE.unpack_from(start)
+    return _PREAMBLE.size + min(meta_len, MAX_HEAD_JSON) + 13 * num_tokens + TAG_BYTES
+
+
 def decode_head(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConfig,
-                now: float) -> EntryHead:
-    """Parse and authenticate the head; raises `EntryRejected` with a reason code."""
+                now: float, *, enforce_ttl: bool = True) -> EntryHead:
+    """Parse and authenticate the head; raises `EntryRejected` with a reason code.
+    `enforce_ttl=False` accepts expired entries (to find and remove them)."""
     if len(data) < _PREAMBLE.size + TAG_BYTES:
         raise EntryRejected("truncated")
     magic, version, meta_len, num_tokens = _PREAMBLE.unpack_from(data)
@@ -121,7 +132,7 @@ def decode_head(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConf
         raise EntryRejected("shape")
     if created_at > now + MAX_CLOCK_SKEW_S:
         raise EntryRejected("future")
-    if config.ttl_s is not None and created_at + config.ttl_s <= now:
+    if enforce_ttl and config.ttl_s is not None and created_at + config.ttl_s <= now:
         raise EntryRejected("expired")
     start = _PREAMBLE.size + meta_len
     tokens = np.frombuffer(data, "<u4", num_tokens, start)

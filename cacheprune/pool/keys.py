@@ -118,7 +118,7 @@ class PoolKeys:
         out = encryptor.update(blocks.tobytes()) + encryptor.finalize()
         return [out[i : i + 16] for i in range(0, len(out), 16)]
 
-    def tag(self, *parts: bytes) -> bytes:
+    def tag(self, *parts: bytes | memoryview) -> bytes:
         """HMAC-SHA256 over the parts (length-prefixed): an entry's authentication tag."""
         mac = hmac.new(self._tag_key, digestmod=hashlib.sha256)
         for part in parts:
@@ -126,7 +126,7 @@ class PoolKeys:
             mac.update(part)
         return mac.digest()
 
-    def check_tag(self, expected: bytes, *parts: bytes) -> bool:
+    def check_tag(self, expected: bytes, *parts: bytes | memoryview) -> bool:
         return hmac.compare_digest(self.tag(*parts), expected)
 
     @staticmethod
