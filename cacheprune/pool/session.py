@@ -63,7 +63,7 @@ class PoolSession:
 
     __slots__ = (
         "store", "request_id", "scope", "owner", "deadline", "state", "published",
-        "discard_reason", "_leases", "_staged", "_committed", "_abort_reason",
+        "discard_reason", "_leases", "_lease_of", "_staged", "_committed", "_abort_reason",
     )
 
     def __init__(self, store: PoolStore, request_id: str, scope: Scope,
@@ -76,7 +76,10 @@ class PoolSession:
         self.state = SessionState.NEW
         self.published: list[SegmentHash] = []
         self.discard_reason: str | None = None
-        self._leases: dict[Match, Lease] = {}
+        # Every lease taken (released on exit), and which one serves each match: a second
+        # lookup of the same tokens returns equal matches with leases of their own.
+        self._leases: list[Lease] = []
+        self._lease_of: dict[Match, Lease] = {}
         self._staged: list[StagedSegment] = []
         self._committed = False
         self._abort_reason: str | None = None
@@ -97,8 +100,8 @@ class PoolSession:
         try:
             reason = self._discard_reason(exc_type)
         finally:
-            leases = list(self._leases.values())
-            self._leases.clear()
+            leases, self._leases = self._leases, []
+            self._lease_of.clear()
             self.store.release(leases)
         if reason is None:
             self.published = self.store.publish(self.scope, self.owner, staged)
@@ -149,14 +152,15 @@ class PoolSession:
                 f"prompt has {tokens.shape[0]} tokens, the pool's maximum context is {max_tokens}"
             )
         result = self.store.lookup(self.scope, self.owner, tokens, mask)
-        self._leases.update(zip(result.matches, result.leases, strict=True))
+        self._leases.extend(result.leases)
+        self._lease_of.update(zip(result.matches, result.leases, strict=True))
         return result.matches
 
     def read(self, match: Match) -> SegmentKV | None:
         """K, V, positions and recompute marks of `match`'s part of its entry, or None when the
         entry went away or failed its checks since the lookup: compute those tokens then."""
         self._check_open("read")
-        lease = self._leases.get(match)
+        lease = self._lease_of.get(match)
         if lease is None:
             raise SessionStateError(f"match {match} was not returned by this session's lookup")
         return self.store.read(lease, match)

@@ -147,7 +147,7 @@ class ValkeyPool(SharedPool):
         with self._server() as client:
             if client.exists(self._entry_key(name)):
                 return "duplicate"
-            refused = self._charge(client, charges, len(value))
+            refused = self._charge(client, charges, self._entry_bytes(num_tokens))
             if refused is not None:
                 return refused
             if not client.set(self._entry_key(name), value, nx=True, px=self._ttl_ms):
