@@ -32,7 +32,7 @@ class LocalValkey:
     """valkey-server on a unix socket (`port=None`) or a loopback port; no persistence."""
 
     def __init__(self, folder: str | os.PathLike[str], *, port: int | None = None,
-                 maxmemory: str = "2gb", policy: str = "allkeys-lru") -> None:
+                 maxmemory: str = "2gb", policy: str = "volatile-lru") -> None:
         self.folder = Path(folder)
         self.port = port
         self.maxmemory = maxmemory

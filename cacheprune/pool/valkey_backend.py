@@ -3,14 +3,16 @@ shared by every process and machine that opens it with the same pool key.
 
 Keys (every name is keyed by the pool key; nothing on the server can be computed from a prompt):
     cp:e:<entry name>     the entry: head + KV + tag in ONE value, written with SET NX PX ttl
-    cp:a:<anchor id>      anchor records (APPEND of 40-byte records), expiring with the TTL
+    cp:a:<anchor id>      anchor records (APPEND of 40-byte records), no expiry
     cp:s:<staging id>     a staged entry waiting for publish (expires after STAGING_TTL_S)
     cp:q:<kind.tag.win>   publish quota counters (INCRBY, expiring with their window)
 
-The server owns memory: set `maxmemory` and an LRU policy (docs/pool.md). When it evicts an
-entry on its own, the anchor records naming it dangle: a lookup that meets one counts it
-(`dangling_anchors`) and removes it. When it evicts an anchor, its entries are simply not found
-from that window.
+The server owns memory: set `maxmemory` and `maxmemory-policy volatile-lru` (docs/pool.md).
+Entries carry the pool's TTL and anchors none, so the server evicts (and expires) entries only.
+The anchor records naming an entry that went away dangle: a lookup that meets one counts it
+(`dangling_anchors`) and removes it; `purge_expired` sweeps the ones no lookup meets. Under an
+allkeys policy the server may evict an anchor too: its entry is then not found from that window
+and, never touched again, is evicted in turn — a miss either way, never wrong KV.
 
 Leases are this process's: the server cannot pin a key against its own eviction, so a leased
 entry can still disappear — the read is then a miss and the caller computes those tokens.
@@ -34,7 +36,7 @@ from cacheprune.pool.codec import (
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.factory import PoolURL
 from cacheprune.pool.keys import PoolKey
-from cacheprune.pool.shared import MediumError, SharedPool
+from cacheprune.pool.shared import MediumError, SharedPool, pack_record, unpack_records
 from cacheprune.pool.store import Lease
 from cacheprune.retriever.identity import SegmentHash
 
@@ -154,10 +156,7 @@ class ValkeyPool(SharedPool):
                 return "duplicate"
             pipe = client.pipeline(transaction=False)
             for anchor_id, record in anchors:
-                anchor_key = PREFIX + b"a:" + anchor_id
-                pipe.append(anchor_key, record)
-                if self._ttl_ms is not None:
-                    pipe.pexpire(anchor_key, self._ttl_ms)
+                pipe.append(PREFIX + b"a:" + anchor_id, record)
             pipe.execute()
         return None
 
@@ -232,7 +231,17 @@ class ValkeyPool(SharedPool):
         return freed
 
     def purge_expired(self) -> int:
-        """The server expires entries (PX) and staged values itself: nothing to do here."""
+        """The server expires entries (PX) and staged values itself; this sweeps the anchor
+        records of entries that are gone. Returns 0 (no entry is removed here)."""
+        with self._server() as client:
+            for anchor_key in client.scan_iter(match=PREFIX + b"a:*", count=1000):
+                records = client.get(anchor_key)
+                if not isinstance(records, bytes):
+                    continue
+                for name, offset, head_len in unpack_records(records):
+                    if not client.exists(self._entry_key(name)):
+                        self._remove_record(anchor_key[len(PREFIX) + 2 :],
+                                            pack_record(name, offset, head_len))
         return 0
 
     @property
