@@ -272,12 +272,6 @@ class SharedPool(PoolStore):
             self.metrics.store_errors.labels(op="stage").inc()
         return StagedSegment(staging_id, name, valid.num_tokens)
 
-    def staged_segment(self, scope: Scope, staging_id: str, token_ids: TokenArray
-                       ) -> StagedSegment:
-        scope_tag = self.keys.scope_tag(scope.identity.digest(), scope.domain)
-        return StagedSegment(staging_id, self.keys.entry_name(scope_tag, token_ids),
-                             int(token_ids.shape[0]))
-
     def publish(self, scope: Scope, owner: str, staged: Sequence[StagedSegment]
                 ) -> list[SegmentHash]:
         published = []

@@ -245,11 +245,13 @@ class PoolStore(abc.ABC):
         the handle anyway and `publish` later drops it (counted).
         """
 
-    @abc.abstractmethod
     def staged_segment(self, scope: Scope, staging_id: str, token_ids: TokenArray
                        ) -> StagedSegment:
         """The handle of a segment staged (possibly by another process) under `staging_id`
         for exactly `token_ids`: how a scheduler names what its worker staged. Pure."""
+        scope_tag = self.keys.scope_tag(scope.identity.digest(), scope.domain)
+        return StagedSegment(staging_id, self.keys.entry_name(scope_tag, token_ids),
+                             int(token_ids.shape[0]))
 
     @abc.abstractmethod
     def publish(self, scope: Scope, owner: str, staged: Sequence[StagedSegment]
