@@ -67,8 +67,12 @@ def serve_one(role: str, url: str) -> dict[str, float]:
     alone.generate(role, prompt(role, second.context), sampling)
     cold = alone.generate(role, prompt(role, first.context), sampling)
     warm = shared.generate(role, prompt(role, first.context), sampling)
-    document_tokens = len(shared.tokenizer.encode(first.context).ids)
-    return {"reused": warm.num_hit_tokens / document_tokens,
+    # The document's tokens in B's prompt: after the profile line, before the question.
+    start = len(shared.tokenizer.encode(f"{PROFILES[role]}\n\n").ids)
+    end = start + len(shared.tokenizer.encode(first.context).ids)
+    in_document = sum(max(0, min(stop, end) - max(begin, start))
+                      for begin, stop in warm.hit_spans)
+    return {"reused": in_document / (end - start),
             "ttft_shared_s": warm.stats.ttft_s, "ttft_alone_s": cold.stats.ttft_s}
 
 
