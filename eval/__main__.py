@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
@@ -22,6 +22,8 @@ from eval.report import markdown_table, write_report
 from eval.runner import SYSTEMS, compare_with_reference, run_systems
 from eval.workload import Request, WorkloadConfig, WorkloadError, build_requests
 from eval.workload.fit import describe_cuts, fit_to_context
+
+POOL_MODES = ("cacheprune", "fixed_chunks")  # the systems that read and fill the pool
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pool", default="memory://", metavar="URL",
+                        help="where the sharing systems keep their pool: memory:// (default), "
+                             "file:///folder, redis://host:port/db or unix:///socket; a shared "
+                             "pool needs $CACHEPRUNE_POOL_KEY and should start empty")
     return parser
 
 
@@ -64,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_words < 0:
         print(f"error: --max-words must be 0 (whole documents) or a positive number of words, "
               f"got {args.max_words}", file=sys.stderr)
+        return 2
+    pooled = [name for name in args.systems if SYSTEMS[name].mode in POOL_MODES]
+    if args.pool != "memory://" and len(pooled) > 1:
+        print(f"error: --pool {args.pool} would be shared by {', '.join(pooled)}; run one "
+              "pool-using system per shared pool (--systems no_sharing <one of them>)",
+              file=sys.stderr)
         return 2
     data_dir = args.data_dir or project_data_dir()
     try:
@@ -98,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
     started = time.perf_counter()
     bound = OracleBound(model, tokenizer, policy)
-    results = run_systems({name: SYSTEMS[name] for name in args.systems}, model, tokenizer,
+    results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
+                           for name in args.systems}, model, tokenizer,
                           policy, requests, sampling, args.victims, bound)
     compare_with_reference(results)
     meta = {

@@ -53,6 +53,8 @@ class PoolSharing(SharingStrategy):
             if not self.accepts(match):
                 continue
             kv = session.read(match)
+            if kv is None:  # gone or failed its checks since the lookup: compute those tokens
+                continue
             for start, offset, length in view.pieces(match.request_start, match.length):
                 part = slice(offset, offset + length)
                 reused.append(ReusedSpan(
