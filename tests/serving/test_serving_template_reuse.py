@@ -10,6 +10,7 @@ import torch
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import PrefillPlan
+from cacheprune.pool import Scope
 from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from cacheprune.serving.prompt import render_prompt
 from cacheprune.serving.request import ServedRequest
@@ -88,7 +89,7 @@ def test_the_public_prefix_is_reused_exactly(default_model, policy):
         "b", other, SamplingParams(max_new_tokens=4))
     assert record.text == full.text == fresh.text
     reference = model.prefill(PrefillPlan.full(torch.tensor(ids))).logits
-    with engine.pool.session("check", model.model_id, policy.policy_version) as session:
+    with engine.pool.session("check", Scope(engine.identity, "checker")) as session:
         request = ServedRequest("check", "b", np.asarray(ids, dtype=np.int64),
                                 record.private_mask, None)
         plan = engine.strategy.plan(request, session)
@@ -102,11 +103,11 @@ def test_a_warm_request_captures_no_attention(default_model, policy):
     engine = Engine(model, tokenizer, policy, EngineConfig())
     strategy = engine.strategy
     cold = _served(tokenizer, policy, "a")
-    with engine.pool.session("cold", model.model_id, policy.policy_version) as session:
+    with engine.pool.session("cold", Scope(engine.identity, "a")) as session:
         assert strategy.capture(cold, strategy.plan(cold, session)) is not None
     engine.generate("a", _messages("a"), PARAMS)
     warm = _served(tokenizer, policy, "b")
-    with engine.pool.session("warm", model.model_id, policy.policy_version) as session:
+    with engine.pool.session("warm", Scope(engine.identity, "b")) as session:
         plan = strategy.plan(warm, session)
         assert plan.reused  # the positive control: the plan does reuse
         assert strategy.capture(warm, plan) is None
