@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="documents are cut to this many words; 0: whole documents. Either "
                              "way a document is cut further where a prompt about it would not "
                              "fit the model's context with the answer (the report says so)")
+    parser.add_argument("--documents-public", action="store_true",
+                        help="the operator declares the documents public: the detectors scan "
+                             "only the tenants' own text (profile, note, question)")
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--victims", type=int, default=2,
                         help="tenants the direct-leakage prober attacks")
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         config = WorkloadConfig(
             num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words or None,
             queries_per_document=args.queries_per_doc,
-            tenants_per_query=args.tenants_per_query)
+            tenants_per_query=args.tenants_per_query, documents_public=args.documents_public)
         build_requests(documents, config)  # bad options fail here, before the model loads
     except (DatasetError, WorkloadError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -103,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     length_note = ("Whole documents (--max-words 0). " if not args.max_words else
                    f"Documents cut to at most {args.max_words:,} words. ")
     length_note += describe_cuts(cuts, len(documents), max_prompt_tokens, context)
+    if args.documents_public:
+        length_note += (" The documents are declared public (--documents-public): the detectors "
+                        "scan only the tenants' own text.")
     print(length_note)
     policy = load_policy(args.policy)
     sampling = SamplingParams(max_new_tokens=args.max_new_tokens)
@@ -119,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "num_tenants": args.tenants, "tenants_per_query": args.tenants_per_query,
         "model_id": model.model_id,
         "policy_version": policy.policy_version, "max_words": args.max_words,
+        "documents_public": args.documents_public,
         "documents_cut": [asdict(cut) for cut in cuts], "length_note": length_note,
         "max_new_tokens": args.max_new_tokens, "seed": args.seed,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),

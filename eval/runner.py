@@ -120,7 +120,8 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
 
 def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling: SamplingParams,
            document_seen_before: bool) -> RequestResult:
-    record = engine.generate(request.tenant, request.messages, sampling)
+    record = engine.generate(request.tenant, request.messages, sampling,
+                             request.public_char_ranges)
     document_hits, document_tokens = count_document_hits(tokenizer, request, record)
     return RequestResult(
         request_id=request.request_id,

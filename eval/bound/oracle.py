@@ -75,8 +75,10 @@ class OracleBound:
             self.records[request.request_id] = record
         else:
             record = None
+            _, public = render_prompt(self.tokenizer, request.messages,
+                                      request.public_char_ranges)
             offsets = self.tokenizer.encode(sources.text).offsets
-            private_mask = self.policy.mask(sources.text, offsets).mask
+            private_mask = self.policy.mask(sources.text, offsets, public).mask
         for position, key in sources.public_keys(private_mask):
             self._published.setdefault(key, position)
         return record
@@ -95,7 +97,8 @@ class OracleBound:
         values = reference.values
 
         started = time.perf_counter()
-        text, public = render_prompt(self.tokenizer, request.messages, ())
+        text, public = render_prompt(self.tokenizer, request.messages,
+                                     request.public_char_ranges)
         encoding = self.tokenizer.encode(text)
         private_mask = self.policy.mask(text, encoding.offsets, public).mask
         compute = sources.must_compute(published, private_mask)
