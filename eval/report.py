@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Any
 
-from eval.bound import (
-    BOUND_EXPLAINED,
-    BOUND_LABEL,
-    SHARE_OF_BOUND,
-    Bound,
-    bound_as_dict,
-    share_of_bound,
-)
+from eval.bound import Bound
+from eval.bound import summary as bound_summary
 from eval.runner import REFERENCE, SystemResult
 from eval.targets import targets_table
 
@@ -40,7 +33,8 @@ def markdown_table(results: list[SystemResult], bound: Bound | None = None) -> s
     row for the bound itself (its TTFT over the warm requests only)."""
     summaries = {r.name: r.summary() for r in results}
     base = summaries[REFERENCE]["ttft_median_s"]
-    labels = [c[0] for c in COLUMNS] + ([SHARE_OF_BOUND] if bound is not None else [])
+    labels = [c[0] for c in COLUMNS] + ([bound_summary.SHARE_OF_BOUND] if bound is not None
+                                        else [])
     lines = ["| system | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
     for result in results:
         summary = summaries[result.name]
@@ -49,15 +43,11 @@ def markdown_table(results: list[SystemResult], bound: Bound | None = None) -> s
             value = base / summary["ttft_median_s"] if key is None else summary[key]
             cells.append(fmt.format(value))
         if bound is not None:
-            share = share_of_bound(bound, {r.request_id: r.ttft_s for r in result.requests})
-            cells.append("–" if share is None else f"{share:.0%}")
+            cells.append(bound_summary.share_cell(
+                bound, ((r.request_id, r.ttft_s) for r in result.requests)))
         lines.append(f"| {result.name} | " + " | ".join(cells) + " |")
     if bound:
-        ttfts = sorted(record.ttft_s for record in bound.values())
-        cells = [f"{statistics.median(ttfts):.2f}",
-                 f"{ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))]:.2f}"]
-        cells += ["–"] * (len(COLUMNS) - 2) + ["100%"]
-        lines.append(f"| {BOUND_LABEL} | " + " | ".join(cells) + " |")
+        lines.append(bound_summary.bound_row(bound, len(COLUMNS)))
     return "\n".join(lines)
 
 
@@ -77,13 +67,13 @@ def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any
         "request carried (the first request for a document has nothing to reuse); speed-up = "
         f"median TTFT of {REFERENCE} / median TTFT; direct leak = private tokens a prober "
         "recovered from the hit count; ctx leak = private values readable in the caches."
-        f"{BOUND_EXPLAINED if bound is not None else ''}\n\n"
+        f"{bound_summary.BOUND_EXPLAINED if bound is not None else ''}\n\n"
         f"## Targets\n\n{targets_table(results, bound)}\n\n"
         "![summary](summary.png)\n"
     )
     raw: dict[str, Any] = {"meta": meta, "systems": [r.as_dict() for r in results]}
     if bound is not None:
-        raw["oracle_bound"] = [bound_as_dict(record) for record in bound.values()]
+        raw["oracle_bound"] = [bound_summary.bound_as_dict(record) for record in bound.values()]
     (out_dir / "raw.json").write_text(json.dumps(raw, indent=2))
     _plot(results, out_dir / "summary.png", bound)
     return report
@@ -100,8 +90,8 @@ def _plot(results: list[SystemResult], path: Path, bound: Bound | None = None) -
     ttfts = [s["ttft_median_s"] for s in summaries]
     ttft_names = list(names)
     if bound:
-        ttft_names.append(BOUND_LABEL)
-        ttfts.append(statistics.median(record.ttft_s for record in bound.values()))
+        ttft_names.append(bound_summary.BOUND_LABEL)
+        ttfts.append(bound_summary.median_ttft(bound))
     fig, axes = plt.subplots(2, 2, figsize=(13, 8))
     panels = [
         (axes[0, 0], "median TTFT (s)", ttfts, "{:.2f}"),
@@ -126,7 +116,8 @@ def _plot(results: list[SystemResult], path: Path, bound: Bound | None = None) -
 
 
 _COLORS = (("cacheprune_isolated", "#2ca02c"), ("cacheprune", "#1f77b4"),
-           ("global_prefix", "#d62728"), ("fixed_chunks", "#ff7f0e"), (BOUND_LABEL, "#000000"))
+           ("global_prefix", "#d62728"), ("fixed_chunks", "#ff7f0e"),
+           (bound_summary.BOUND_LABEL, "#000000"))
 
 
 def _color(name: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from eval.bound.oracle import BoundRecord
 
@@ -24,6 +24,26 @@ def share_of_bound(bound: Bound, ttft_by_request: Mapping[str, float]) -> float 
     shares = [record.ttft_s / ttft_by_request[request_id]
               for request_id, record in bound.items() if request_id in ttft_by_request]
     return statistics.median(shares) if shares else None
+
+
+def share_cell(bound: Bound, requests: Iterable[tuple[str, float]]) -> str:
+    """A system's share of the bound for the report's table, from its (request id, TTFT)."""
+    share = share_of_bound(bound, dict(requests))
+    return "–" if share is None else f"{share:.0%}"
+
+
+def median_ttft(bound: Bound) -> float:
+    return statistics.median(record.ttft_s for record in bound.values())
+
+
+def bound_row(bound: Bound, num_columns: int) -> str:
+    """The bound's own row of the report's table: its TTFT median and p90 over the warm
+    requests, no other figure, 100% of itself."""
+    ttfts = sorted(record.ttft_s for record in bound.values())
+    p90 = ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))]
+    cells = [f"{median_ttft(bound):.2f}", f"{p90:.2f}"]
+    cells += ["–"] * (num_columns - 2) + ["100%"]
+    return f"| {BOUND_LABEL} | " + " | ".join(cells) + " |"
 
 
 def bound_as_dict(record: BoundRecord) -> dict[str, object]:

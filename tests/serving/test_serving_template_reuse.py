@@ -16,12 +16,12 @@ from cacheprune.serving.prompt import render_prompt
 from cacheprune.serving.request import ServedRequest
 
 DOCUMENT = (
-    "The river ferry leaves the north pier every forty minutes from six in the morning. "
-    "Bicycles ride free on weekdays, and dogs on a lead are welcome on the open deck. "
-    "Tickets bought on board cost a little more than tickets bought at the pier office, "
-    "which also sells monthly passes for commuters and a family ticket for weekend trips. "
+    "The hill tram climbs from the harbour to the old town every twelve minutes in summer. "
+    "Prams and wheelchairs board at the front door, where the step folds down to the kerb. "
+    "A day card covers the tram and the harbour boats, and children under six travel free "
+    "when they sit on a lap; season cards are sold at the kiosk beside the lower station. "
 ) * 3
-SYSTEM = "You answer questions about the ferry."
+SYSTEM = "You answer questions about the tram."
 PROFILES = {
     "a": ("Dana Reyes", "dana.reyes@example.org", "(415) 555-0142"),
     "b": ("Li Wei", "li.wei@corp.example", "(212) 555-0199"),
@@ -34,7 +34,7 @@ def _messages(tenant: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Hello, my name is {name}.\nEmail: {email}\n"
                                         f"Phone: {phone}\nPlease read this.\n\n{DOCUMENT}\n\n"
-                                        "How often does the ferry leave?"}]
+                                        "How often does the tram run?"}]
 
 
 @pytest.fixture(scope="module")
