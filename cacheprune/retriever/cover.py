@@ -24,21 +24,28 @@ def _best_stretch_cover(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     num_stretches = lows.shape[0]
     best = np.zeros(num_tokens + 1, dtype=np.int64)
+    count = np.zeros(num_tokens + 1, dtype=np.int64)  # matches of best[p] (fewest among ties)
     chosen_stretch = np.full(num_tokens, -1, dtype=np.int64)
     chosen_end = np.zeros(num_tokens, dtype=np.int64)
     running = np.full(num_stretches, _NEG, dtype=np.int64)  # max of e + best[e] so far
+    running_count = np.zeros(num_stretches, dtype=np.int64)
     running_end = np.zeros(num_stretches, dtype=np.int64)
     for p in range(num_tokens - 1, -1, -1):
         best[p] = best[p + 1]
+        count[p] = count[p + 1]
         for c in range(num_stretches):
             if p < lows[c] or p + min_length > ends[c]:
                 continue
             e = p + min_length  # the end this step makes reachable
-            if e + best[e] > running[c]:
+            if e + best[e] > running[c] or (e + best[e] == running[c]
+                                            and count[e] < running_count[c]):
                 running[c] = e + best[e]
+                running_count[c] = count[e]
                 running_end[c] = e
-            if running[c] - p > best[p]:
-                best[p] = running[c] - p
+            value = running[c] - p
+            if value > best[p] or (value == best[p] and running_count[c] + 1 < count[p]):
+                best[p] = value
+                count[p] = running_count[c] + 1
                 chosen_stretch[p] = c
                 chosen_end[p] = running_end[c]
     # Walk forward: take the choice made at p, or leave token p uncovered.
@@ -63,7 +70,8 @@ def best_cover(
     lows: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], min_length: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(starts, stops, stretch index) of the chosen matches, in request order: non-overlapping,
-    each at least `min_length` tokens and inside its stretch, covering the most tokens.
+    each at least `min_length` tokens and inside its stretch, covering the most tokens (with the
+    fewest matches among equal covers).
 
     Every stretch `[lows[c], ends[c])` must hold at least `min_length` tokens."""
     if lows.shape != ends.shape or lows.ndim != 1:
