@@ -63,6 +63,7 @@ class SlotInfo:
     kind: str
     locale: str
     placement: str  # one of PLACEMENTS
+    lower: bool = False  # the template writes this value in lower case
 
 
 @dataclass(slots=True, frozen=True)
@@ -137,7 +138,7 @@ def build_requests(documents: Sequence[Document], config: WorkloadConfig) -> lis
                                                   (closing, "after", profile.locale)):
                     for spec in phrase.slots:
                         slot_values[spec.name] = values.draw(spec.kind, locale, spec.lower).text
-                        slots[spec.name] = SlotInfo(spec.kind, locale, placement)
+                        slots[spec.name] = SlotInfo(spec.kind, locale, placement, spec.lower)
                 template, rendered = _closest_to_target(
                     profile, text[:boundary], note, separator, text[boundary:], closing,
                     query.question, slot_values, config.private_fraction,
@@ -166,7 +167,7 @@ def _draw_profile(rng: random.Random, source: ValueSource, values: UniqueValues)
 
 
 def _profile_slots(profile: _Profile) -> dict[str, SlotInfo]:
-    return {spec.name: SlotInfo(spec.kind, profile.locale, "before")
+    return {spec.name: SlotInfo(spec.kind, profile.locale, "before", spec.lower)
             for phrase in (profile.greeting, *profile.lines) for spec in phrase.slots}
 
 

@@ -105,3 +105,19 @@ class PromptTemplate:
             else:
                 pieces.append(part.text)
         raise AssertionError("unreachable: the slot was found in slot_names")
+
+    def text_after(self, slot: str) -> str:
+        """The literal text between `slot` and the next slot (or the end of the message).
+
+        Public: what an attacker appends to a guess so that a right one also hits what follows.
+        """
+        if slot not in self.slot_names:
+            raise ValueError(f"unknown slot {slot!r}; slots: {list(self.slot_names)}")
+        index = next(i for i, part in enumerate(self.user_parts)
+                     if isinstance(part, Slot) and part.name == slot)
+        pieces: list[str] = []
+        for part in self.user_parts[index + 1:]:
+            if isinstance(part, Slot):
+                break
+            pieces.append(part.text)
+        return "".join(pieces)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+
 import pytest
 
 from eval.data import Document, Query, load_documents, project_data_dir
