@@ -10,7 +10,8 @@ import os
 import time
 from typing import IO, Literal
 
-AuditEvent = Literal["publish", "reuse", "evict", "invalidate", "reject", "skip"]
+AuditEvent = Literal["publish", "reuse", "evict", "invalidate", "reject", "skip",
+                     "leak_suspected"]  # the last: cacheprune.monitor
 
 
 class AuditLog:
