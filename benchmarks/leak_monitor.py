@@ -48,7 +48,8 @@ def main() -> None:
         chunk = values[tenant * args.values_per_tenant:(tenant + 1) * args.values_per_tenant]
         monitor.remember(f"tenant-{tenant}", chunk)
     decode_s = _decode_step_s()
-    print(f"{len(values)} values of {args.tenants} tenants; one decode step {decode_s * 1e3:.1f} ms")
+    print(f"{len(values)} values of {args.tenants} tenants; "
+          f"one decode step {decode_s * 1e3:.1f} ms")
     words = Faker("en_US").paragraph(nb_sentences=60).split()
     for num_words in (16, 64, 256):
         answer = " ".join(words[:num_words])
