@@ -47,8 +47,10 @@ def attack_tables(results: list[SystemResult]) -> str:
                 if column not in row.by_attack:
                     cells.append("")
                     continue
-                got, attacked, probes, ran_out = row.by_attack[column]
+                got, attacked, probes, ran_out, first = row.by_attack[column]
                 cell = f"{got}/{attacked}, {probes} probes"
+                if column.startswith("logprob"):
+                    cell = f"{got}/{attacked}, true ranked first {first}x"
                 cells.append(cell + (f", budget out {ran_out}x" if ran_out else ""))
             lines.append(f"| {row.kind} | {row.num_values} | {row.num_masked} | "
                          f"{row.num_recovered} | " + " | ".join(cells) + " |")

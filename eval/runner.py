@@ -133,8 +133,9 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
         result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine, requests)
     for name in tqdm([n for n in systems if n in attacked], desc="attacks", unit="system"):
 
-        attacks = attack_system(partial(Engine, model, tokenizer, policy, systems[name]), victims,
-                                settings)
+        config = systems[name]
+        attacks = attack_system(partial(Engine, model, tokenizer, policy, config), victims,
+                                settings, logprob=config.mode == "cacheprune")
         results[name].attacks = attacks
         results[name].direct_leakage = attacks.direct.ratio
         results[name].direct_private_tokens = attacks.direct.num_private_tokens

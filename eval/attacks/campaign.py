@@ -15,6 +15,7 @@ from cacheprune.engine.engine import Engine
 from eval.attacks.dictionary import DICTIONARY_KINDS, candidate_list, dictionary_attack
 from eval.attacks.direct import DirectLeakage, probe_direct
 from eval.attacks.extension import TokenStatistics, extension_attack
+from eval.attacks.logprob import attacker_context, logprob_attack
 from eval.attacks.oracles import ORACLES, Oracle
 from eval.attacks.outcome import AttackOutcome, Budget
 from eval.attacks.probe import Prober, SlotTarget
@@ -35,6 +36,7 @@ class AttackSettings:
     num_candidates: int = 8  # dictionary size, the true value included
     num_samples: int = 300  # the attacker's own samples per kind, for token statistics
     attacker_seed: int = 1_000_003  # not the workload's: the attacker knows formats, not values
+    logprob_margin: float = 1.0  # nats the logprob attack's winner must lead by to be claimed
 
     def __post_init__(self) -> None:
         for name, oracles in (("dictionary_oracles", self.dictionary_oracles),
@@ -59,7 +61,7 @@ class SystemAttacks:
 
 
 def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
-                  settings: AttackSettings) -> SystemAttacks:
+                  settings: AttackSettings, logprob: bool = False) -> SystemAttacks:
     """Attack every slot of every victim with each oracle, plus the first-generation prober.
 
     Every value gets the dictionary attack (for names, addresses and e-mails a realistic
@@ -71,7 +73,10 @@ def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
     attacks = SystemAttacks()
     for victim in victims:
         engine = make_engine()
-        engine.generate(victim.tenant, victim.messages, _ONE_TOKEN)
+        record = engine.generate(victim.tenant, victim.messages, _ONE_TOKEN)
+        masked = fully_masked_slots(engine.tokenizer, victim, record.private_mask)
+        if logprob:
+            _logprob_attacks(engine, victim, masked, settings, attacks)
         attacks.direct.add(probe_direct(engine, [victim]))
         for oracle_name in settings.oracles:
             engine = make_engine()
@@ -99,6 +104,19 @@ def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
                                       Budget(settings.num_candidates + 8), candidates, outcome)
                     attacks.outcomes.append(outcome)
     return attacks
+
+
+def _logprob_attacks(engine: Engine, victim: Request, masked: dict[str, bool],
+                     settings: AttackSettings, attacks: SystemAttacks) -> None:
+    for slot, info in victim.slots.items():
+        if info.kind not in DICTIONARY_KINDS or info.placement == "after":
+            continue
+        target = SlotTarget.of(victim, slot)
+        outcome = _outcome(victim, target, "logprob", "logprob", masked[slot])
+        candidates = candidate_list(target, settings.num_candidates, settings.attacker_seed)
+        context = attacker_context(victim, slot, settings.attacker_seed)
+        logprob_attack(engine, target, context, candidates, settings.logprob_margin, outcome)
+        attacks.outcomes.append(outcome)
 
 
 def _outcome(victim: Request, target: SlotTarget, attack: str, oracle: str,

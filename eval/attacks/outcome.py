@@ -20,6 +20,7 @@ class AttackOutcome:
     claimed: bool = False  # the attacker claimed a value (right or wrong)
     num_probes: int = 0
     budget_ran_out: bool = False
+    ranked_first: bool = False  # logprob attack: the true value scored best (claimed or not)
 
 
 class Budget:

@@ -40,7 +40,8 @@ class KindRow:
     num_values: int = 0
     num_masked: int = 0
     num_recovered: int = 0  # by any attack
-    # "attack/oracle" -> (recovered, attacked, probes spent, budgets that ran out)
+    # "attack/oracle" -> (recovered, attacked, probes spent, budgets that ran out, true value
+    # ranked first by the logprob attack)
     by_attack: dict[str, list[int]] = field(default_factory=dict)
 
 
@@ -58,9 +59,10 @@ def rows_per_kind(outcomes: list[AttackOutcome]) -> list[KindRow]:
         if outcome.recovered and key not in recovered:
             recovered.add(key)
             row.num_recovered += 1
-        cell = row.by_attack.setdefault(f"{outcome.attack}/{outcome.oracle}", [0, 0, 0, 0])
+        cell = row.by_attack.setdefault(f"{outcome.attack}/{outcome.oracle}", [0, 0, 0, 0, 0])
         cell[0] += outcome.recovered
         cell[1] += 1
         cell[2] += outcome.num_probes
         cell[3] += outcome.budget_ran_out
+        cell[4] += outcome.ranked_first
     return sorted(rows.values(), key=lambda row: row.kind)

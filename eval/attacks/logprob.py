@@ -1,0 +1,117 @@
+"""Log-probability distinguishing attack on shared KV.
+
+A segment published in paper mode carries KV computed right after the victim's private value;
+its keys and values keep a trace of that value. The attacker reuses the segment behind a
+question about the value and scores each candidate with the model's log-probabilities
+(what a server returning prompt log-probs, as vLLM does, gives away):
+
+    advantage(c) = log p(c | question after the *reused* KV) - log p(c | the same prompt
+                   computed afresh, which holds no trace)
+
+The difference removes each candidate's prior (common names are likely anyway). The attacker
+claims the top candidate when its advantage beats the runner-up's by `margin` nats; ranking the
+true value first without that margin is reported too (chance is 1 / candidates).
+Applies to values before the shared text they would leave a trace in (before and inside the
+document); for the others nothing shared was computed after them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from cacheprune.engine.engine import Engine
+from cacheprune.engine.plan import PrefillPlan, ReusedSpan
+from cacheprune.engine.prompt import render_prompt
+from eval.attacks.outcome import AttackOutcome
+from eval.attacks.probe import SlotTarget
+from eval.workload import Request
+from eval.workload.private_values import ValueSource
+
+# Public text after the value that the attacker puts between it and the question: the segment
+# right after a private value holds most of its trace.
+CONTEXT_CHARS = 1200
+QUESTION = "\n\nQuestion: what is the {kind} written just before this text? Answer: "
+
+
+@dataclass(slots=True, frozen=True)
+class LogprobVerdict:
+    ranked_first: bool  # the true value had the highest advantage
+    claimed: str | None  # the top candidate, when it beat the runner-up by the margin
+
+
+def attacker_context(victim: Request, slot: str, attacker_seed: int) -> str:
+    """The public text after `slot` as the victim's template lays it out, with the attacker's
+    own values in the later slots (it knows the template, not those values)."""
+    source = ValueSource(attacker_seed)
+    values = {name: source.draw(info.kind, info.locale, info.lower).text
+              for name, info in victim.slots.items()}
+    rendered = victim.template.render(values)
+    _, _, end = rendered.slot_spans[slot]
+    return rendered.messages[1]["content"][end:end + CONTEXT_CHARS]
+
+
+def logprob_attack(engine: Engine, target: SlotTarget, context: str, candidates: list[str],
+                   margin: float, outcome: AttackOutcome) -> LogprobVerdict:
+    """Score every candidate twice (reused KV, fresh) and claim the clear winner, if any."""
+    prompt = context + QUESTION.format(kind=target.info.kind.replace("_", " "))
+    advantages = []
+    for candidate in candidates:
+        reused = _candidate_logprob(engine, target.system, prompt, candidate, reuse=True)
+        fresh = _candidate_logprob(engine, target.system, prompt, candidate, reuse=False)
+        advantages.append(reused - fresh)
+        outcome.num_probes += 1
+    order = np.argsort(advantages)[::-1]
+    best, runner_up = int(order[0]), int(order[1])
+    claimed = (candidates[best] if advantages[best] - advantages[runner_up] >= margin
+               else None)
+    outcome.claimed = claimed is not None
+    outcome.recovered = claimed == target.value
+    outcome.ranked_first = candidates[best] == target.value
+    return LogprobVerdict(outcome.ranked_first, claimed)
+
+
+def _candidate_logprob(engine: Engine, system: str, prompt: str, candidate: str,
+                       reuse: bool) -> float:
+    """Sum of log p(candidate tokens) after `prompt`, with the pool's KV where it matches."""
+    tokenizer = engine.tokenizer
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+    text, _ = render_prompt(tokenizer, messages, ())
+    # The candidate goes where the assistant's answer starts.
+    prompt_ids = tokenizer.encode(text).ids
+    candidate_ids = tokenizer.encode(candidate).ids
+    token_ids = np.asarray(prompt_ids + candidate_ids, dtype=np.int64)
+    first = len(prompt_ids)  # position of the first candidate token
+    reused: list[ReusedSpan] = []
+    if reuse:
+        encoding_mask = engine.policy.mask(text + candidate, tokenizer.encode(
+            text + candidate).offsets).mask
+        private = np.zeros(len(token_ids), dtype=np.bool_)
+        private[: min(len(encoding_mask), len(private))] = encoding_mask[: len(private)]
+        with engine.pool.session("logprob-probe", engine.model.model_id,
+                                 engine.policy.policy_version) as session:
+            for match in session.lookup(token_ids, private):
+                # The logits predicting the candidate come from the tokens before it: cut the
+                # reuse so that they are computed.
+                end = min(match.request_start + match.length, first - 1)
+                if end <= match.request_start:
+                    continue
+                kv = session.read(match)
+                length = end - match.request_start
+                reused.append(ReusedSpan(
+                    match.request_start, kv.keys[:, :, :length], kv.values[:, :, :length],
+                    torch.tensor(kv.positions[:length], dtype=torch.long),
+                    torch.tensor(kv.recompute[:length], dtype=torch.bool)))
+            session.commit()
+    plan = PrefillPlan(torch.from_numpy(token_ids), reused)
+    result = engine.model.prefill(plan, all_logits=True)
+    positions = result.computed_positions.tolist()
+    row_of = {position: row for row, position in enumerate(positions)}
+    log_probs = torch.log_softmax(result.logits.float(), dim=-1)
+    total = 0.0
+    for offset, token in enumerate(candidate_ids):
+        total += float(log_probs[row_of[first + offset - 1], token])
+    return total
+
