@@ -30,10 +30,10 @@ SYSTEMS: dict[str, EngineConfig] = {
     "cacheprune_isolated": EngineConfig(mode="cacheprune", publish_mode="isolated"),
 }
 REFERENCE = "no_sharing"
-# Systems that share state between tenants, hence the ones worth attacking; the others (no
-# sharing, a prefix cache per tenant) give another tenant nothing to probe.
-ATTACKED = ("global_prefix (unsafe)", "fixed_chunks_512", "cacheprune_paper",
-            "cacheprune_isolated")
+# Systems attacked by default: the unsafe global prefix cache (the positive control) and
+# cacheprune's modes. No sharing and a prefix cache per tenant give another tenant nothing to
+# probe; fixed chunks can be added (--attack-systems), but each of its probes is a full prefill.
+ATTACKED = ("global_prefix (unsafe)", "cacheprune_paper", "cacheprune_isolated")
 
 
 @dataclass(slots=True)
