@@ -9,9 +9,9 @@ from functools import partial
 from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
-from cacheprune.engine import ChatTokenizer, SamplingParams, Transformer
-from cacheprune.engine.engine import Engine
-from cacheprune.engine.sharing import EngineConfig
+from cacheprune.engine import Transformer
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from eval.attacks import AttackSettings, SystemAttacks, attack_system
 from eval.attacks.summary import values_recovered
 from eval.hits import count_document_hits

@@ -13,8 +13,9 @@ import torch
 
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import InvalidEntryError, PrivateTokenError
-from cacheprune.retriever.identity import SegmentHash, as_token_array, segment_hash
+from cacheprune.retriever.identity import SegmentHash, segment_hash
 from cacheprune.retriever.index import IndexedSegment
+from cacheprune.tokens import as_token_array
 
 
 class EntryState(enum.Enum):

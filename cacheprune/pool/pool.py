@@ -17,10 +17,11 @@ from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, EntryState, PoolEntry
 from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.session import PoolSession
-from cacheprune.retriever.identity import MaskArray, SegmentHash, TokenArray
+from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.index import PrefixIndex
 from cacheprune.retriever.matching import Match, find_matches
 from cacheprune.retriever.rolling import random_base
+from cacheprune.tokens import MaskArray, TokenArray
 
 
 def _info(entry: PoolEntry) -> EntryInfo:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from cacheprune.detectors import DetectionPolicy, DetectorConfigError, load_policy
-from cacheprune.engine.sources import model_identity
-from cacheprune.engine.tokenizer import ChatTokenizer, load_tokenizer
+from cacheprune.models.sources import model_identity
+from cacheprune.models.tokenizer import ChatTokenizer, load_tokenizer
 from cacheprune.pool.config import KVShape, PoolConfig
 from cacheprune.pool.errors import PoolError
 from cacheprune.pool.file_store import FileKVStore

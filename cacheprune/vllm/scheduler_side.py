@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from cacheprune.engine.tokenizer import ChatTokenizer
+from cacheprune.models.tokenizer import ChatTokenizer
 from cacheprune.pool.errors import PoolError
 from cacheprune.vllm.pool_setup import ConnectorResources
 from cacheprune.vllm.prompt_mask import mask_prompt

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cacheprune.engine import SamplingParams
-from cacheprune.engine.engine import Engine
+from cacheprune.serving import Engine, SamplingParams
 from eval.attacks.dictionary import DICTIONARY_KINDS, candidate_list, dictionary_attack
 from eval.attacks.direct import DirectLeakage, probe_direct
 from eval.attacks.extension import TokenStatistics, extension_attack

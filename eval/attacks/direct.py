@@ -2,7 +2,7 @@
 
 It attacks each victim's name slot token by token: for every token it sends the template up to
 the slot plus the true tokens so far followed by (a) the true next token and (b) a wrong one,
-and reads the engine's reported hit count. A token counts as recovered when the true guess gets
+then the template's public text up to the next slot, and reads the engine's reported hit count. A token counts as recovered when the true guess gets
 more hits than the wrong one.
 """
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cacheprune.engine import SamplingParams
-from cacheprune.engine.engine import Engine
+from cacheprune.serving import Engine, SamplingParams
 from eval.attacks.probe import ATTACKER_TENANT, split_value
 from eval.workload import Request
 
@@ -58,6 +57,9 @@ def _wrong_token(token: int, vocab_size: int) -> int:
 
 def _hits(engine: Engine, victim: Request, prefix: str, guess_ids: list[int]) -> int:
     guess = engine.tokenizer.decode(guess_ids)
+    # The public text after the slot (the prober knows the template) makes the probe long
+    # enough to reach the pool's index windows whether the guess is right or wrong.
+    after = victim.template.public_text_after(NAME_SLOT)
     messages = [{"role": "system", "content": victim.template.system},
-                {"role": "user", "content": prefix + guess}]
+                {"role": "user", "content": prefix + guess + after}]
     return engine.generate(ATTACKER_TENANT, messages, _ONE_TOKEN).num_hit_tokens

@@ -14,7 +14,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from cacheprune.engine import ChatTokenizer
+from cacheprune.models import ChatTokenizer
 from eval.attacks.oracles import Oracle, miss_guesses
 from eval.attacks.outcome import AttackOutcome, Budget
 from eval.attacks.probe import Prober, ProbeResult, SlotTarget, split_value, suffix_head

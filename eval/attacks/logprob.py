@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from cacheprune.engine.engine import Engine
 from cacheprune.engine.plan import PrefillPlan, ReusedSpan
-from cacheprune.engine.prompt import render_prompt
+from cacheprune.serving import Engine
+from cacheprune.serving.prompt import render_prompt
 from eval.attacks.outcome import AttackOutcome
 from eval.attacks.probe import SlotTarget
 from eval.workload import Request

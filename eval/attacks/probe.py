@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cacheprune.engine import ChatTokenizer, SamplingParams
-from cacheprune.engine.engine import Engine
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving import Engine, SamplingParams
 from eval.workload import Request, SlotInfo
 
 ATTACKER_TENANT = "prober"
@@ -63,8 +63,8 @@ class SlotTarget:
     def of(cls, victim: Request, slot: str) -> SlotTarget:
         template = victim.template
         return cls(slot, victim.slots[slot], template.system,
-                   template.user_text_before(slot, victim.slot_values), template.text_after(slot),
-                   victim.slot_values[slot])
+                   template.user_text_before(slot, victim.slot_values),
+                   template.public_text_after(slot), victim.slot_values[slot])
 
 
 def split_value(tokenizer: ChatTokenizer, prefix: str, value: str) -> tuple[str, list[int]]:

@@ -106,11 +106,9 @@ class PromptTemplate:
                 pieces.append(part.text)
         raise AssertionError("unreachable: the slot was found in slot_names")
 
-    def text_after(self, slot: str) -> str:
-        """The literal text between `slot` and the next slot (or the end of the message).
-
-        Public: what an attacker appends to a guess so that a right one also hits what follows.
-        """
+    def public_text_after(self, slot: str) -> str:
+        """The literal text that follows `slot` up to the next slot: public, so a prober sends
+        it after its guess (a probe must be long enough to reach the pool's index windows)."""
         if slot not in self.slot_names:
             raise ValueError(f"unknown slot {slot!r}; slots: {list(self.slot_names)}")
         index = next(i for i, part in enumerate(self.user_parts)

@@ -12,8 +12,7 @@ import yaml
 
 from cacheprune.detectors import load_policy
 from cacheprune.detectors.rules import default_rules_path
-from cacheprune.engine.engine import Engine
-from cacheprune.engine.sharing import EngineConfig
+from cacheprune.serving import Engine, EngineConfig
 from eval.attacks import AttackSettings, attack_system
 from eval.attacks.dictionary import candidate_list
 from eval.attacks.extension import END, TokenStatistics, extension_attack

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from pool_helpers import BYTES_PER_TOKEN, MODEL, POLICY, ManualClock, make_pool, publish, segment
 
 from cacheprune.pool import KVPool
-from cacheprune.retriever import as_token_array, segment_hash
+from cacheprune.retriever import segment_hash
+from cacheprune.tokens import as_token_array
 
 NO_MASK = np.zeros(8, dtype=bool)
 

@@ -6,7 +6,8 @@ import numpy as np
 from pool_helpers import BYTES_PER_TOKEN, MODEL, POLICY, kv_for, make_pool, publish
 from prometheus_client.parser import text_string_to_metric_families
 
-from cacheprune.retriever import as_token_array, segment_hash
+from cacheprune.retriever import segment_hash
+from cacheprune.tokens import as_token_array
 
 ALLOWED_FIELDS = {"ts", "event", "request_id", "segment_hash", "reason", "num_tokens"}
 

@@ -45,7 +45,7 @@ def store(engine, model_folder, pool_dir):
     from pathlib import Path
 
     from cacheprune.detectors import load_policy
-    from cacheprune.engine.sources import model_identity
+    from cacheprune.models.sources import model_identity
     from cacheprune.pool import KVShape, PoolConfig
     from cacheprune.pool.file_store import FileKVStore
 
