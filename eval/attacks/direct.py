@@ -2,8 +2,8 @@
 
 It attacks each victim's name slot token by token: for every token it sends the template up to
 the slot plus the true tokens so far followed by (a) the true next token and (b) a wrong one,
-then the template's public text up to the next slot, and reads the engine's reported hit count. A token counts as recovered when the true guess gets
-more hits than the wrong one.
+then the template's public text up to the next slot, and reads the engine's reported hit
+count. A token counts as recovered when the true guess gets more hits than the wrong one.
 """
 
 from __future__ import annotations
