@@ -18,6 +18,7 @@ from cacheprune.models import ChatTokenizer
 from cacheprune.pool import KVPool, KVShape, PoolConfig
 from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
+from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
 from cacheprune.serving.prompt import Prompt, PublicRange, render_prompt
 from cacheprune.serving.record import RequestRecord
 from cacheprune.serving.request import ServedRequest
@@ -43,7 +44,7 @@ class Engine:
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
         ))
-        self.strategy = make_strategy(self.config, model)
+        self.strategy = make_strategy(self.config, model, tokenizer)
         self._request_numbers = itertools.count(1)
 
     @classmethod
@@ -113,8 +114,11 @@ class Engine:
         return pooled + self.strategy.cached_token_ids()
 
 
-def make_strategy(config: EngineConfig, model: Transformer) -> SharingStrategy:
+def make_strategy(config: EngineConfig, model: Transformer,
+                  tokenizer: ChatTokenizer) -> SharingStrategy:
     """The sharing strategy of `config.mode`."""
+    if config.mode == "cacheprune" and config.publish_mode == "segment":
+        return ContextFreeSharing(model, config, declared_prefix_ids(tokenizer, config))
     if config.mode == "cacheprune":
         return SegmentSharing(model, config)
     if config.mode == "fixed_chunks":

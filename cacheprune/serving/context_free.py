@@ -1,0 +1,91 @@
+"""`publish_mode="segment"`: shared KV that no tenant's text shapes (context poisoning closed).
+
+In isolated mode a published segment's KV still saw the public text before it in the request
+that published it: a tenant who puts a crafted preamble before a public document, and is the
+first to send that document, shapes the KV every later tenant reuses (and so their answers).
+Here each run of public tokens that the request computed (at least `annotator.min_len` long)
+is published with KV computed from the operator's declared public prefix (the system prompt,
+`EngineConfig.public_system_prompt`) followed by the run alone, and with recompute marks scored on
+that same pass. Runs are chosen by the private mask alone, so the request's prefill captures no
+attention. What an entry holds depends on its own tokens and the operator's prefix, nothing
+else; the price is context the run no longer sees (measured in docs/privacy.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from cacheprune.annotator import score_spans
+from cacheprune.engine.model import Transformer
+from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult
+from cacheprune.models import ChatTokenizer
+from cacheprune.pool import PoolSession
+from cacheprune.serving.config import EngineConfig
+from cacheprune.serving.request import ServedRequest
+from cacheprune.serving.sharing import PoolSharing
+from cacheprune.serving.strategy import Published
+from cacheprune.tokens import MaskArray, TokenIds
+
+
+def declared_prefix_ids(tokenizer: ChatTokenizer, config: EngineConfig) -> TokenIds:
+    """Tokens of the operator's system turn as the chat template renders it (none if unset)."""
+    if config.public_system_prompt is None:
+        return np.zeros(0, dtype=np.int64)
+    turn = tokenizer.render_chat([{"role": "system", "content": config.public_system_prompt}],
+                                 add_generation_prompt=False)
+    return np.asarray(tokenizer.encode(turn).ids, dtype=np.int64)
+
+
+class ContextFreeSharing(PoolSharing):
+    def __init__(self, model: Transformer, config: EngineConfig,
+                 prefix_ids: TokenIds) -> None:
+        super().__init__(model, config)
+        self.prefix_ids = prefix_ids
+        # Everything before a run counts as outside it: the run is computed without it.
+        self._score_config = config.annotator.model_copy(update={"recompute_context": "all"})
+
+    def capture(self) -> AttentionCapture | None:
+        return None
+
+    def publish(self, request: ServedRequest, session: PoolSession,
+                prefill: PrefillResult) -> list[Published]:
+        computed = np.zeros(request.num_tokens, dtype=np.bool_)
+        computed[prefill.computed_positions.numpy()] = True
+        declared = self._prefix_of(request)
+        published = []
+        for start, end in public_runs(request.private, computed, self.config.annotator.min_len):
+            # A run at the sequence start is its own prefix.
+            prefix = request.token_ids[:0] if start == 0 else declared
+            ids = np.concatenate([prefix, request.token_ids[start:end]])
+            result = self.model.prefill(PrefillPlan.full(torch.from_numpy(ids)),
+                                        capture=self.annotator_capture())
+            assert result.attention is not None, "the pass was asked to capture attention"
+            skip = len(prefix)
+            (scored,) = score_spans(result.attention.numpy(), np.zeros(len(ids), dtype=np.bool_),
+                                    [(skip, len(ids))], self._score_config)
+            segment_hash = session.stage(request.token_ids[start:end], result.keys[:, :, skip:],
+                                         result.values[:, :, skip:], np.arange(skip, len(ids)),
+                                         scored.recompute, request.private[start:end])
+            published.append(Published(str(segment_hash), end - start))
+        return published
+
+    def _prefix_of(self, request: ServedRequest) -> TokenIds:
+        """The operator's prefix when the request starts with it (all public); otherwise the
+        prompt's first token alone (the attention sink the model expects), if public."""
+        size = len(self.prefix_ids)
+        if (size and request.num_tokens > size
+                and np.array_equal(request.token_ids[:size], self.prefix_ids)
+                and not request.private[:size].any()):
+            return self.prefix_ids
+        return request.token_ids[:0] if request.private[0] else request.token_ids[:1]
+
+
+def public_runs(private: MaskArray, computed: MaskArray, min_len: int) -> list[tuple[int, int]]:
+    """Maximal runs of public tokens computed by the request, at least `min_len` long; the
+    prompt's last token (always computed, its KV only read by the decode) is left out."""
+    usable = computed & ~private
+    usable[-1] = False
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], usable, [False]]).astype(np.int8)))
+    return [(int(start), int(end)) for start, end in zip(edges[::2], edges[1::2], strict=True)
+            if end - start >= min_len]
