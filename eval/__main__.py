@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
@@ -21,6 +22,7 @@ from eval.runner import ATTACKED, SYSTEMS, compare_with_reference, run_systems
 from eval.workload import WorkloadConfig, WorkloadError, build_requests
 
 _ATTACK_DEFAULTS = AttackSettings()
+POOL_MODES = ("cacheprune", "fixed_chunks")  # the systems that read and fill the pool
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +56,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pool", default="memory://", metavar="URL",
+                        help="where the sharing systems keep their pool: memory:// (default), "
+                             "file:///folder, redis://host:port/db or unix:///socket; a shared "
+                             "pool needs $CACHEPRUNE_POOL_KEY and should start empty")
     return parser
 
 
@@ -61,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if "no_sharing" not in args.systems:
         print("error: --systems must include no_sharing (the full-recompute reference)",
+              file=sys.stderr)
+        return 2
+    pooled = [name for name in args.systems if SYSTEMS[name].mode in POOL_MODES]
+    if args.pool != "memory://" and len(pooled) > 1:
+        print(f"error: --pool {args.pool} would be shared by {', '.join(pooled)}; run one "
+              "pool-using system per shared pool (--systems no_sharing <one of them>)",
               file=sys.stderr)
         return 2
     data_dir = args.data_dir or project_data_dir()
@@ -86,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
           f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
     started = time.perf_counter()
-    results = run_systems({name: SYSTEMS[name] for name in args.systems}, model, tokenizer,
+    results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
+                           for name in args.systems}, model, tokenizer,
                           policy, requests, sampling, args.victims, attack_settings,
                           tuple(args.attack_systems))
     compare_with_reference(results)

@@ -18,22 +18,26 @@ from eval.hits import count_document_hits
 from eval.leakage import contextual_recovery
 from eval.masked import fully_masked_slots
 from eval.metrics import rouge_l, token_f1
-from eval.workload import Request
+from eval.workload import SYSTEM_PROMPT, Request
 
+PAPER_BASELINE = "cacheprune_paper_baseline (research)"
 # (label, engine settings); "no_sharing" is also the full-recompute reference for quality.
 SYSTEMS: dict[str, EngineConfig] = {
     "no_sharing": EngineConfig(mode="no_sharing"),
     "tenant_prefix": EngineConfig(mode="tenant_prefix"),
     "global_prefix (unsafe)": EngineConfig(mode="global_prefix"),
     "fixed_chunks_512": EngineConfig(mode="fixed_chunks"),
-    "cacheprune_paper": EngineConfig(mode="cacheprune", publish_mode="paper"),
+    # The CachePrune paper's in-context KV: a research baseline, not a product option.
+    PAPER_BASELINE: EngineConfig(mode="cacheprune", publish_mode="paper_baseline"),
     "cacheprune_isolated": EngineConfig(mode="cacheprune", publish_mode="isolated"),
+    "cacheprune_segment": EngineConfig(mode="cacheprune", publish_mode="segment",
+                                       public_system_prompt=SYSTEM_PROMPT),
 }
 REFERENCE = "no_sharing"
 # Systems attacked by default: the unsafe global prefix cache (the positive control) and
 # cacheprune's modes. No sharing and a prefix cache per tenant give another tenant nothing to
 # probe; fixed chunks can be added (--attack-systems), but each of its probes is a full prefill.
-ATTACKED = ("global_prefix (unsafe)", "cacheprune_paper", "cacheprune_isolated")
+ATTACKED = ("global_prefix (unsafe)", PAPER_BASELINE, "cacheprune_isolated", "cacheprune_segment")
 
 
 @dataclass(slots=True)

@@ -61,8 +61,10 @@ class LeakMonitor:
         self._seed = secrets.randbits(64) if seed is None else seed
         self._owners: OrderedDict[int, set[str]] = OrderedDict()
         self._lock = threading.Lock()
-        self._audit = AuditLog(self.config.audit_log_path)
         self.registry = CollectorRegistry(auto_describe=True)
+        self._audit = AuditLog(self.config.audit_log_path, Counter(
+            "cacheprune_monitor_audit_failures", "Audit events that could not be written",
+            registry=self.registry))
         self.matches = Counter("cacheprune_monitor_cross_tenant_ngrams",
                                "Response n-grams matching another tenant's private text",
                                registry=self.registry)

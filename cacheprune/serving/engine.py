@@ -15,7 +15,7 @@ from cacheprune.engine.generate import SamplingParams, generate
 from cacheprune.engine.loader import load_default
 from cacheprune.engine.model import Transformer
 from cacheprune.models import ChatTokenizer
-from cacheprune.pool import KVPool, KVShape, PoolConfig
+from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, Scope, open_pool
 from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
@@ -35,15 +35,18 @@ class Engine:
         self.policy = policy
         self.config = config or EngineConfig()
         shape = model.config
-        self.pool = KVPool(PoolConfig(
-            kv_shape=KVShape(shape.num_layers, shape.num_kv_heads, shape.head_dim),
+        kv_shape = KVShape(shape.num_layers, shape.num_kv_heads, shape.head_dim)
+        # What an entry must have been computed under to be reused here.
+        self.identity = EntryIdentity.for_shape(model.model_id, policy.policy_version, kv_shape)
+        self.pool = open_pool(self.config.pool_url, PoolConfig(
+            kv_shape=kv_shape,
             budget_bytes=self.config.pool_budget_bytes,
             max_context_tokens=shape.max_context,
             min_entry_tokens=self.config.annotator.min_len,
             anchor_stride=self.config.anchor_stride,
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
-        ))
+        ), pool_key=self.config.pool_key)
         self.strategy = make_strategy(self.config, model, tokenizer)
         self._request_numbers = itertools.count(1)
 
@@ -65,8 +68,8 @@ class Engine:
         started = time.perf_counter()  # TTFT counts detection and lookup too
         request = self._admit(tenant, prompt, public_ranges)
         strategy = self.strategy
-        with self.pool.session(request.request_id, self.model.model_id,
-                               self.policy.policy_version) as session:
+        scope = Scope(self.identity, tenant, self.config.sharing_domain(tenant))
+        with self.pool.session(request.request_id, scope) as session:
             plan = strategy.plan(request, session)
             generation = generate(self.model, plan, sampling or SamplingParams(),
                                   self.tokenizer.stop_token_ids, capture=strategy.capture(),

@@ -45,6 +45,8 @@ class PoolSharing(SharingStrategy):
             if not self.accepts(match):
                 continue
             kv = session.read(match)
+            if kv is None:  # gone or failed its checks since the lookup: compute those tokens
+                continue
             reused.append(ReusedSpan(
                 match.request_start, kv.keys, kv.values,
                 torch.tensor(kv.positions, dtype=torch.long),

@@ -23,10 +23,11 @@ import numpy as np
 import torch
 
 from cacheprune.engine.plan import PrefillPlan, ReusedSpan
+from cacheprune.pool import Scope
 from cacheprune.serving import Engine
 from cacheprune.serving.prompt import render_prompt
 from eval.attacks.outcome import AttackOutcome
-from eval.attacks.probe import SlotTarget
+from eval.attacks.probe import ATTACKER_TENANT, SlotTarget
 from eval.workload import Request
 from eval.workload.private_values import ValueSource
 
@@ -90,8 +91,9 @@ def _candidate_logprob(engine: Engine, system: str, prompt: str, candidate: str,
             text + candidate).offsets).mask
         private = np.zeros(len(token_ids), dtype=np.bool_)
         private[: min(len(encoding_mask), len(private))] = encoding_mask[: len(private)]
-        with engine.pool.session("logprob-probe", engine.model.model_id,
-                                 engine.policy.policy_version) as session:
+        scope = Scope(engine.identity, ATTACKER_TENANT,
+                      engine.config.sharing_domain(ATTACKER_TENANT))
+        with engine.pool.session("logprob-probe", scope) as session:
             for match in session.lookup(token_ids, private):
                 # The logits predicting the candidate come from the tokens before it: cut the
                 # reuse so that they are computed.
@@ -99,6 +101,8 @@ def _candidate_logprob(engine: Engine, system: str, prompt: str, candidate: str,
                 if end <= match.request_start:
                     continue
                 kv = session.read(match)
+                if kv is None:  # gone since the lookup: those tokens are computed
+                    continue
                 length = end - match.request_start
                 reused.append(ReusedSpan(
                     match.request_start, kv.keys[:, :, :length], kv.values[:, :, :length],

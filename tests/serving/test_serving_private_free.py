@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from cacheprune.detectors import load_policy
+from cacheprune.pool import Scope
 from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from cacheprune.serving.prompt import render_prompt
 
@@ -43,10 +44,12 @@ def _published_entries(default_model, policy, publish_mode: str):
         text, _ = render_prompt(tokenizer, messages, ())
         ids = np.asarray(tokenizer.encode(text).ids, dtype=np.int64)
         public = ids[~record.private_mask]
-        with engine.pool.session("audit", model.model_id, policy.policy_version) as session:
+        scope = Scope(engine.identity, "auditor", engine.config.sharing_domain("auditor"))
+        with engine.pool.session("audit", scope) as session:
             entries = []
             for match in session.lookup(public, np.zeros(public.shape[0], dtype=np.bool_)):
                 kv = session.read(match)
+                assert kv is not None
                 entries.append((match.request_start, kv.keys.clone(), kv.values.clone(),
                                 np.array(kv.positions), np.array(kv.recompute)))
         results.append((public, entries))
