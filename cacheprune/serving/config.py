@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from cacheprune.annotator import AnnotatorConfig
+from cacheprune.monitor import LeakMonitorConfig
 from cacheprune.pool.store import DEFAULT_DOMAIN
 
 # cacheprune: token-level sharing of non-private segments (the product).
@@ -39,6 +40,8 @@ class EngineConfig:
     # The operator's system prompt, declared public. publish_mode="segment" computes each
     # published run after it (when a request starts with it) instead of after the tenant's text.
     public_system_prompt: str | None = None
+    # Watches answers for another tenant's private words (hashes only); None turns it off.
+    leak_monitor: LeakMonitorConfig | None = field(default_factory=LeakMonitorConfig)
     # Where the pool lives: memory:// (this process), file:///folder, redis://host:port/db or
     # unix:///socket (see docs/pool.md). Shared backends need the pool key (here or in
     # $CACHEPRUNE_POOL_KEY); it is never printed.

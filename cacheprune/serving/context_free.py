@@ -25,7 +25,7 @@ from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.sharing import PoolSharing
 from cacheprune.serving.strategy import Published
-from cacheprune.tokens import MaskArray, TokenIds
+from cacheprune.tokens import MaskArray, TokenIds, true_runs
 
 
 def declared_prefix_ids(tokenizer: ChatTokenizer, config: EngineConfig) -> TokenIds:
@@ -86,6 +86,4 @@ def public_runs(private: MaskArray, computed: MaskArray, min_len: int) -> list[t
     prompt's last token (always computed, its KV only read by the decode) is left out."""
     usable = computed & ~private
     usable[-1] = False
-    edges = np.flatnonzero(np.diff(np.concatenate([[False], usable, [False]]).astype(np.int8)))
-    return [(int(start), int(end)) for start, end in zip(edges[::2], edges[1::2], strict=True)
-            if end - start >= min_len]
+    return [(start, end) for start, end in true_runs(usable) if end - start >= min_len]
