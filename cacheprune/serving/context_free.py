@@ -3,24 +3,29 @@
 In isolated mode a published segment's KV still saw the public text before it in the request
 that published it: a tenant who puts a crafted preamble before a public document, and is the
 first to send that document, shapes the KV every later tenant reuses (and so their answers).
-Here each run of public tokens that the request computed (at least `annotator.min_len` long)
-is published with KV computed from the operator's declared public prefix (the system prompt,
-`EngineConfig.public_system_prompt`) followed by the run alone, and with recompute marks scored on
-that same pass. Runs are chosen by the private mask alone, so the request's prefill captures no
-attention. What an entry holds depends on its own tokens and the operator's prefix, nothing
-else; the price is context the run no longer sees (measured in docs/privacy.md).
+
+Here the public runs a request computed are cut into pieces at content-defined points (a cut
+before a token where a hash of the 8 tokens before it falls in 1/32 of its range, pieces shorter
+than `annotator.min_len` joined to the next): the same document text is cut at the same places
+whatever came before it. Each piece is published with KV computed from the operator's declared
+system prompt (`EngineConfig.public_system_prompt`) followed by the piece alone, with
+recompute marks scored on that pass; and a reader reuses an entry only from its first token, so
+every reused token's KV depends on the operator's prompt and on tokens the reader itself sent,
+in the same order. The price is the context a piece no longer sees (measured in
+docs/privacy.md). No attention is captured during the request's prefill.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+import xxhash
 
 from cacheprune.annotator import score_spans
 from cacheprune.engine.model import Transformer
 from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult
 from cacheprune.models import ChatTokenizer
-from cacheprune.pool import PoolSession
+from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.sharing import PoolSharing
@@ -48,13 +53,19 @@ class ContextFreeSharing(PoolSharing):
     def capture(self) -> AttentionCapture | None:
         return None
 
+    def accepts(self, match: Match) -> bool:
+        # From an entry's first token only: a match inside an entry would reuse KV that saw
+        # the entry's earlier tokens, which the reader did not send.
+        return match.entry_start == 0
+
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
         computed = np.zeros(request.num_tokens, dtype=np.bool_)
         computed[prefill.computed_positions.numpy()] = True
         declared = self._prefix_of(request)
         published = []
-        for start, end in public_runs(request.private, computed, self.config.annotator.min_len):
+        for start, end in public_pieces(request.token_ids, request.private, computed,
+                                        self.config.annotator.min_len):
             # A run at the sequence start is its own prefix.
             prefix = request.token_ids[:0] if start == 0 else declared
             ids = np.concatenate([prefix, request.token_ids[start:end]])
@@ -81,9 +92,25 @@ class ContextFreeSharing(PoolSharing):
         return request.token_ids[:0] if request.private[0] else request.token_ids[:1]
 
 
-def public_runs(private: MaskArray, computed: MaskArray, min_len: int) -> list[tuple[int, int]]:
-    """Maximal runs of public tokens computed by the request, at least `min_len` long; the
-    prompt's last token (always computed, its KV only read by the decode) is left out."""
+_CUT_WINDOW = 8
+_CUT_ONE_IN = 32
+
+
+def public_pieces(token_ids: TokenIds, private: MaskArray, computed: MaskArray,
+                  min_len: int) -> list[tuple[int, int]]:
+    """Pieces of the public runs the request computed, cut at content-defined points, each at
+    least `min_len` long; the prompt's last token (always computed, its KV only read by the
+    decode) is left out."""
     usable = computed & ~private
     usable[-1] = False
-    return [(start, end) for start, end in true_runs(usable) if end - start >= min_len]
+    pieces = []
+    for run_start, run_end in true_runs(usable):
+        start = run_start
+        for cut in range(run_start + _CUT_WINDOW, run_end):
+            window = token_ids[cut - _CUT_WINDOW:cut].astype("<u4").tobytes()
+            if cut - start >= min_len and xxhash.xxh3_64_intdigest(window) % _CUT_ONE_IN == 0:
+                pieces.append((start, cut))
+                start = cut
+        if run_end - start >= min_len:
+            pieces.append((start, run_end))
+    return pieces
