@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from serving_helpers import assert_bitwise_equal, pool_entries
 
 from cacheprune.detectors import load_policy
-from cacheprune.pool import Scope
 from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from cacheprune.serving.context_free import declared_prefix_ids
 
@@ -36,18 +36,6 @@ def _engine(default_model) -> Engine:
                   EngineConfig(publish_mode="segment", public_system_prompt=SYSTEM))
 
 
-def _entries(engine: Engine, token_ids: np.ndarray):
-    scope = Scope(engine.identity, "auditor", engine.config.sharing_domain("auditor"))
-    with engine.pool.session("audit", scope) as session:
-        found = []
-        for match in session.lookup(token_ids, np.zeros(len(token_ids), dtype=np.bool_)):
-            kv = session.read(match)
-            assert kv is not None
-            found.append((match.request_start, kv.keys.clone(), kv.values.clone(),
-                          np.array(kv.positions), np.array(kv.recompute)))
-    return found
-
-
 def test_entries_do_not_depend_on_the_publishers_preamble(default_model, hf_reference):
     _, tokenizer = default_model
     document_ids = np.asarray(tokenizer.encode(DOCUMENT).ids, dtype=np.int64)
@@ -55,18 +43,13 @@ def test_entries_do_not_depend_on_the_publishers_preamble(default_model, hf_refe
     for tenant, preamble in PREAMBLES.items():
         engine = _engine(default_model)
         assert engine.generate(tenant, _messages(preamble, "When?"), PARAMS).num_private == 0
-        published[tenant] = _entries(engine, document_ids)
+        published[tenant] = pool_entries(engine, document_ids)
     # The first piece holds each publisher's own preamble (a reader reuses it only if it sent
     # the same preamble: entries are reused from their first token); the pieces after the
     # first content-defined cut are the document's alone.
     mallory, carol = published["mallory"][1:], published["carol"][1:]
     assert len(mallory) >= 2, "the document was not published in pieces"
-    assert [e[0] for e in mallory] == [e[0] for e in carol]
-    for (_, keys, values, positions, marks), (_, keys2, values2, positions2, marks2) in zip(
-            mallory, carol, strict=True):
-        assert torch.equal(keys, keys2) and torch.equal(values, values2)
-        np.testing.assert_array_equal(positions, positions2)
-        np.testing.assert_array_equal(marks, marks2)
+    assert_bitwise_equal(mallory, carol)
     # Each entry is the operator's system turn followed by the piece alone.
     prefix = declared_prefix_ids(tokenizer, _engine(default_model).config)
     start, keys, _, positions, _ = mallory[0]

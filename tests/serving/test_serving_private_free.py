@@ -8,18 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from serving_helpers import DOCUMENT, assert_bitwise_equal, pool_entries
 
 from cacheprune.detectors import load_policy
-from cacheprune.pool import Scope
 from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from cacheprune.serving.prompt import render_prompt
 
-DOCUMENT = (
-    "The river ferry leaves the north pier every forty minutes from six in the morning. "
-    "Bicycles ride free on weekdays, and dogs on a lead are welcome on the open deck. "
-    "Tickets bought on board cost a little more than tickets bought at the pier office, "
-    "which also sells monthly passes for commuters and a family ticket for weekend trips. "
-) * 3
 # Values of different lengths and scripts, all of kinds the shipped rules find in full.
 VICTIMS = (("marta.k@example.net", "+48 512 345 678"),
            ("li.wei.1987@corp.example", "+86 139 1234 5678"),
@@ -44,14 +38,7 @@ def _published_entries(default_model, policy, publish_mode: str):
         text, _ = render_prompt(tokenizer, messages, ())
         ids = np.asarray(tokenizer.encode(text).ids, dtype=np.int64)
         public = ids[~record.private_mask]
-        scope = Scope(engine.identity, "auditor", engine.config.sharing_domain("auditor"))
-        with engine.pool.session("audit", scope) as session:
-            entries = []
-            for match in session.lookup(public, np.zeros(public.shape[0], dtype=np.bool_)):
-                kv = session.read(match)
-                assert kv is not None
-                entries.append((match.request_start, kv.keys.clone(), kv.values.clone(),
-                                np.array(kv.positions), np.array(kv.recompute)))
+        entries = pool_entries(engine, public)
         results.append((public, entries))
     return results
 
@@ -69,13 +56,7 @@ def test_isolated_entries_are_bitwise_equal_across_victims(default_model, policy
     for public, entries in results[1:]:
         # precondition: the detectors left the same public text in every prompt
         np.testing.assert_array_equal(public, first_public)
-        assert [e[0] for e in entries] == [e[0] for e in first_entries]
-        for (_, keys, values, positions, marks), (_, keys0, values0, positions0, marks0) in zip(
-                entries, first_entries, strict=True):
-            assert torch.equal(keys, keys0) and torch.equal(values, values0)
-            np.testing.assert_array_equal(positions, positions0)
-            np.testing.assert_array_equal(marks, marks0)
-
+        assert_bitwise_equal(entries, first_entries)
 
 def test_paper_baseline_entries_differ_across_victims(default_model, policy):
     results = _published_entries(default_model, policy, "paper_baseline")
