@@ -12,7 +12,14 @@ import random
 
 from eval.attacks.oracles import Oracle, miss_guesses
 from eval.attacks.outcome import AttackOutcome, Budget
-from eval.attacks.probe import Prober, SlotTarget, split_value, suffix_head, tokens_from
+from eval.attacks.probe import (
+    Prober,
+    ProbeResult,
+    SlotTarget,
+    split_value,
+    suffix_head,
+    tokens_from,
+)
 from eval.workload.private_values import ValueSource
 
 # Kinds for which a realistic dictionary exists (directories, mailing lists).
@@ -39,7 +46,7 @@ def candidate_list(target: SlotTarget, num_candidates: int, attacker_seed: int) 
 def dictionary_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget: Budget,
                       candidates: list[str], outcome: AttackOutcome) -> None:
     """Send each candidate followed by the template's next tokens; claim the one the oracle
-    says was cached (hits: the first; ttft: the fastest accepted)."""
+    says was cached (hits: the first; ttft: a clear fastest one)."""
     tokenizer = prober.tokenizer
     head, _ = suffix_head(tokenizer, target.suffix)
     start = prober.num_probes
@@ -49,6 +56,7 @@ def dictionary_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget
                  if oracle.needs_reference else None)
     budget.spend(prober.num_probes - start)
     accepted: list[tuple[float, str]] = []
+    timed: list[tuple[ProbeResult, str]] = []
     for candidate in candidates:
         if budget.exhausted:
             outcome.budget_ran_out = True
@@ -59,11 +67,14 @@ def dictionary_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget
         # NOTE: one token of slack: the first template token after the value may tokenize
         # differently in the victim's prompt than in this probe.
         num_tokens = tokens_from(tokenizer, target.prefix + candidate + head, len(fixed)) - 1
-        if oracle.is_hit(result, reference, num_tokens):
+        timed.append((result, candidate))
+        if oracle.sequential and oracle.is_hit(result, reference, num_tokens):
             accepted.append((result.ttft_s, candidate))
-            if oracle.sequential:
-                break
+            break
     outcome.num_probes += budget.used
-    if accepted:
+    claim = accepted[0][1] if accepted else None
+    if not oracle.sequential:
+        claim = oracle.clear_fastest(timed)
+    if claim is not None:
         outcome.claimed = True
-        outcome.recovered = min(accepted)[1] == target.value
+        outcome.recovered = claim == target.value

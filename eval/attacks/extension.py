@@ -95,8 +95,7 @@ def extension_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget:
                 if best is not None:
                     break
         if not oracle.sequential:
-            accepted = [(r.ttft_s, c) for r, c in results if oracle.is_hit(r, None, 1)]
-            best = min(accepted)[1] if accepted else None
+            best = oracle.clear_fastest(results)
         if best is None:
             break
         if best == END:

@@ -17,12 +17,16 @@ document); for the others nothing shared was computed after them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
+from cacheprune.engine import Transformer
 from cacheprune.engine.plan import PrefillPlan, ReusedSpan
+from cacheprune.models import ChatTokenizer
 from cacheprune.pool import Scope
 from cacheprune.serving import Engine
 from cacheprune.serving.prompt import render_prompt
@@ -76,46 +80,61 @@ def logprob_attack(engine: Engine, target: SlotTarget, context: str, candidates:
 
 def _candidate_logprob(engine: Engine, system: str, prompt: str, candidate: str,
                        reuse: bool) -> float:
-    """Sum of log p(candidate tokens) after `prompt`, with the pool's KV where it matches."""
-    tokenizer = engine.tokenizer
+    """Sum of log p(candidate tokens) after `prompt`, with the pool's KV where it matches
+    (`reuse`) or computed afresh (the same for every system: cached across them)."""
+    if not reuse:
+        return _fresh_logprob(engine.model, engine.tokenizer, system, prompt, candidate)
+    text, token_ids, first, num_candidate = _tokens(engine.tokenizer, system, prompt,
+                                                    candidate)
+    encoding = engine.tokenizer.encode(text + candidate)
+    private = np.zeros(len(token_ids), dtype=np.bool_)
+    mask = engine.policy.mask(text + candidate, encoding.offsets).mask
+    private[: min(len(mask), len(private))] = mask[: len(private)]
+    reused: list[ReusedSpan] = []
+    scope = Scope(engine.identity, ATTACKER_TENANT, engine.config.sharing_domain(ATTACKER_TENANT))
+    with engine.pool.session("logprob-probe", scope) as session:
+        for match in session.lookup(token_ids, private):
+            # The logits predicting the candidate come from the tokens before it: cut the
+            # reuse so that they are computed.
+            end = min(match.request_start + match.length, first - 1)
+            if end <= match.request_start:
+                continue
+            kv = session.read(match)
+            if kv is None:  # gone since the lookup: those tokens are computed
+                continue
+            length = end - match.request_start
+            reused.append(ReusedSpan(
+                match.request_start, kv.keys[:, :, :length], kv.values[:, :, :length],
+                torch.tensor(kv.positions[:length], dtype=torch.long),
+                torch.tensor(kv.recompute[:length], dtype=torch.bool)))
+        session.commit()
+    return _score(engine.model, PrefillPlan(torch.from_numpy(token_ids), reused), first,
+                  token_ids[first:first + num_candidate].tolist())
+
+
+@functools.lru_cache(maxsize=4096)
+def _fresh_logprob(model: Transformer, tokenizer: ChatTokenizer, system: str, prompt: str,
+                   candidate: str) -> float:
+    _, token_ids, first, num_candidate = _tokens(tokenizer, system, prompt, candidate)
+    return _score(model, PrefillPlan.full(torch.from_numpy(token_ids)), first,
+                  token_ids[first:first + num_candidate].tolist())
+
+
+def _tokens(tokenizer: ChatTokenizer, system: str, prompt: str,
+            candidate: str) -> tuple[str, npt.NDArray[np.int64], int, int]:
+    """The attacker's prompt with the candidate where the assistant's answer starts: (the
+    prompt's text, ids, position of the candidate's first token, its number of tokens)."""
     messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
     text, _ = render_prompt(tokenizer, messages, ())
-    # The candidate goes where the assistant's answer starts.
     prompt_ids = tokenizer.encode(text).ids
     candidate_ids = tokenizer.encode(candidate).ids
-    token_ids = np.asarray(prompt_ids + candidate_ids, dtype=np.int64)
-    first = len(prompt_ids)  # position of the first candidate token
-    reused: list[ReusedSpan] = []
-    if reuse:
-        encoding_mask = engine.policy.mask(text + candidate, tokenizer.encode(
-            text + candidate).offsets).mask
-        private = np.zeros(len(token_ids), dtype=np.bool_)
-        private[: min(len(encoding_mask), len(private))] = encoding_mask[: len(private)]
-        scope = Scope(engine.identity, ATTACKER_TENANT,
-                      engine.config.sharing_domain(ATTACKER_TENANT))
-        with engine.pool.session("logprob-probe", scope) as session:
-            for match in session.lookup(token_ids, private):
-                # The logits predicting the candidate come from the tokens before it: cut the
-                # reuse so that they are computed.
-                end = min(match.request_start + match.length, first - 1)
-                if end <= match.request_start:
-                    continue
-                kv = session.read(match)
-                if kv is None:  # gone since the lookup: those tokens are computed
-                    continue
-                length = end - match.request_start
-                reused.append(ReusedSpan(
-                    match.request_start, kv.keys[:, :, :length], kv.values[:, :, :length],
-                    torch.tensor(kv.positions[:length], dtype=torch.long),
-                    torch.tensor(kv.recompute[:length], dtype=torch.bool)))
-            session.commit()
-    plan = PrefillPlan(torch.from_numpy(token_ids), reused)
-    result = engine.model.prefill(plan, all_logits=True)
-    positions = result.computed_positions.tolist()
-    row_of = {position: row for row, position in enumerate(positions)}
-    log_probs = torch.log_softmax(result.logits.float(), dim=-1)
-    total = 0.0
-    for offset, token in enumerate(candidate_ids):
-        total += float(log_probs[row_of[first + offset - 1], token])
-    return total
+    return (text, np.asarray(prompt_ids + candidate_ids, dtype=np.int64), len(prompt_ids),
+            len(candidate_ids))
 
+
+def _score(model: Transformer, plan: PrefillPlan, first: int, candidate_ids: list[int]) -> float:
+    result = model.prefill(plan, all_logits=True)
+    row_of = {position: row for row, position in enumerate(result.computed_positions.tolist())}
+    log_probs = torch.log_softmax(result.logits.float(), dim=-1)
+    return sum(float(log_probs[row_of[first + offset - 1], token])
+               for offset, token in enumerate(candidate_ids))
