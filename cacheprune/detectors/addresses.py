@@ -4,8 +4,9 @@ An address starts from a core:
 - a street: a house number and a street type word in the order the country writes them
   ('42 Wattle Street', 'Mariahilfer Straße 88/2/14', 'Calle Zacatecas 118', 'ul. Długa 8/3',
   'Kastanienallee 12a', '27, avenue Jean-Jaurès', '418 Teheran-ro');
-- or, weaker, a flat, lot or building number or a post box ('Blk 12 Lot 7', 'PO Box 2271'),
-  kept only when what follows holds a postcode or a street (or, for a post box, a town).
+- or, weaker, a flat, lot or building number or a post box ('Blk 12 Lot 7', 'PO Box 2271'), or
+  a street whose ending also ends English words ('Mannerheimintie 48'), kept only when what
+  follows holds a postcode (or, for a flat, a street; for a post box, a town).
 From there it grows forward over the parts written after a comma, a line break or a space:
 flats and floors, districts, towns, regions and postcodes, as long as they look like address
 parts (capitalized words, numbers, unit words, postcodes); and backward over a flat or a house
@@ -39,6 +40,7 @@ class AddressWordsSpec(BaseModel):
     types_after_number: list[str] = Field(min_length=1)
     number_marks: list[str] = Field(min_length=1)
     compound_suffixes: list[str] = Field(min_length=1)
+    weak_compound_suffixes: list[str] = Field(default_factory=list)
     hyphen_suffixes: list[str] = Field(default_factory=list)
     unit_words: list[str] = Field(min_length=1)
     side_words: list[str] = Field(default_factory=list)
@@ -70,7 +72,8 @@ def _words(words: list[str], capital: bool = False) -> str:
 
 
 # A capitalized word of any script ('Hawthorne', 'Jean-Jaurès', 'Профсоюзная', 'Co.').
-_WORD = r"\p{Lu}[\p{L}\p{M}'’.\-]*"
+# A period ends only a short word ('St.', 'Co.', 'Bât.'): after a longer one it ends the sentence.
+_WORD = r"(?:\p{Lu}[\p{L}\p{M}'’\-]{0,3}\.|\p{Lu}(?:[\p{L}\p{M}'’.\-]*[\p{L}\p{M}])?)"
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
 _PARTICLE = (r"(?:de|del|dels|de la|della|dei|delle|di|da|do|dos|das|du|des|van|von|der|den|"
              r"la|las|los|le|les|el|al|bin|y|e|am|an|auf|zum|zur|im|ob|sur|sous|upon|on|of|"
@@ -121,9 +124,16 @@ class _Patterns:
         )
         unit = _words(words.unit_words)
         unit_id = r"(?:No\.?[ \t]*)?(?=[\w/\-]*\d|\p{Lu}(?![\p{L}\d]))[\w/\-]{1,16}"
+        # Short unit words ('ap', 'et') only go on an address, they start none.
         self.unit_core = regex.compile(
-            rf"(?<![\w.\-]){_words([w for w in words.unit_words if len(w) > 1])}\.?:?[ \t]*#?"
+            rf"(?<![\w.\-]){_words([w for w in words.unit_words if len(w) > 2])}\.?:?[ \t]*#?"
             rf"[ \t]*{unit_id}"
+        )
+        weak = _words(words.weak_compound_suffixes) if words.weak_compound_suffixes else "(?!)"
+        # 'Mannerheimintie 48': an ending that also ends English words, so a postcode must follow
+        self.weak_street = regex.compile(
+            rf"(?<![\w\-])\p{{Lu}}[\p{{L}}\p{{M}}]{{3,}}{weak}\.?,?[ \t]+{marks}{_NUMBER}"
+            rf"{_NUMBER_END}"
         )
         self.po_box = regex.compile(
             rf"(?<![\w.]){_words(words.po_box_words)}\.?[ \t]*(?:No\.?[ \t]*)?"
@@ -136,8 +146,10 @@ class _Patterns:
             rf"{unit}\.?:?[ \t]*#?[ \t]*{unit_id}",
             rf"(?:{'|'.join(words.postcodes)})(?![\p{{L}}\d\-])",
             r"\d{1,2}\.?[ \t]?[ºª°oa]\.?(?:[ \t\-]?\p{Lu})?(?![\p{L}\d])",
-            rf"{_words(words.side_words)}\.?" if words.side_words else "(?!)",
+            rf"(?:\d{{1,2}}\.[ \t]?)?{_words(words.side_words)}\.?" if words.side_words
+            else "(?!)",
             r"#[ \t]?\d[\w\-]*",
+            r"\p{Lu}{1,3}-\d{1,4}(?:/\d{1,3})?(?![\p{L}\d])",
             _ORDINAL,
             rf"{_NUMBER}(?![\p{{L}}\d])",
             r"\(\p{Lu}[\p{L}\p{M} .\-]{0,30}\)",
@@ -150,13 +162,15 @@ class _Patterns:
         # After a space (no comma), only a flat, a postcode or a street goes on the address.
         self.opens_part = regex.compile(
             rf"(?:{unit}\.?:?[ \t]*#?[ \t]*{unit_id}|#[ \t]?\d|"
+            r"\p{Lu}[ \t]?\d{1,4}(?![\p{L}\d])|"  # a staircase and flat: '48 B 17'
+
             rf"(?:{'|'.join(words.postcodes)})(?![\p{{L}}\d\-])|"
             rf"{_words(words.types_before_name, capital=True)})"
         )
         house = _words(words.house_words, capital=True) if words.house_words else "(?!)"
         self.before = regex.compile(
-            rf"(?:(?:{unit}\.?[ \t]*#?[ \t]*{unit_id}|(?:{_WORD}[ \t]+){{1,3}}{house}\.?)"
-            rf"(?:,[ \t]*|[ \t]*/[ \t]*|[ \t]+)|{unit}\.?[ \t]+)$"
+            rf"(?<![\p{{L}}\d])(?:(?:{unit}\.?[ \t]*#?[ \t]*{unit_id}|(?:{_WORD}[ \t]+){{1,3}}"
+            rf"{house}\.?)(?:,[ \t]*|[ \t]*/[ \t]*|[ \t]+)|{unit}\.?[ \t]+)$"
         )
 
 
@@ -186,12 +200,13 @@ class AddressDetector(Detector):
         for match in patterns.streets.finditer(text, overlapped=True):
             end, _ = self._grow(text, match.end())
             spans.append(Span(ENTITY, self._back(text, match.start()), end, 0.75, self.name))
-        for kind, pattern in (("unit", patterns.unit_core), ("box", patterns.po_box)):
+        for kind, pattern in (("unit", patterns.unit_core), ("box", patterns.po_box),
+                              ("weak street", patterns.weak_street)):
             for match in pattern.finditer(text):
                 end, found = self._grow(text, match.end())
                 grown = text[match.end():end]
-                if (patterns.postcode.search(grown) or patterns.street_word.search(grown)
-                        or (kind == "box" and found)):
+                if (patterns.postcode.search(grown) or (kind == "box" and found)
+                        or (kind == "unit" and patterns.street_word.search(grown))):
                     spans.append(Span(ENTITY, self._back(text, match.start()), end, 0.7,
                                       self.name))
         return spans

@@ -99,6 +99,34 @@ def pl_id_card(text: str) -> bool:
     return total % 10 == int(compact[3])
 
 
+def hk_id(text: str) -> bool:
+    """Hong Kong identity card: one or two letters, six digits, a check digit or A."""
+    compact = "".join(ch for ch in text.upper() if ch.isalnum())
+    if not 8 <= len(compact) <= 9 or not compact[-7:-1].isdigit():
+        return False
+    letters = compact[:-7]
+    if not letters.isalpha():
+        return False
+    values = [36] * (2 - len(letters)) + [ord(ch) - 55 for ch in letters]
+    values += [int(d) for d in compact[-7:-1]]
+    total = sum(v * w for v, w in zip(values, range(9, 1, -1), strict=True))
+    check = (11 - total % 11) % 11
+    return compact[-1] == ("A" if check == 10 else str(check))
+
+
+def tw_id(text: str) -> bool:
+    """Taiwan national identification number: a letter (the issuing area), sex, eight digits."""
+    compact = text.strip().upper()
+    area = "ABCDEFGHJKLMNPQRSTUVXYWZIO"
+    if len(compact) != 10 or compact[0] not in area or compact[1] not in "12" or not \
+            compact[1:].isdigit():
+        return False
+    code = area.index(compact[0]) + 10
+    digits = [code // 10, code % 10] + [int(d) for d in compact[1:]]
+    weights = (1, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1)
+    return sum(d * w for d, w in zip(digits, weights, strict=True)) % 10 == 0
+
+
 # National identity and tax numbers checked by python-stdnum (check digits, date and region
 # fields). Its modules accept the usual separators.
 _STDNUM_MODULES = {
@@ -118,6 +146,8 @@ _STDNUM_MODULES = {
     "kr_rrn": ("stdnum.kr.rrn",),
     "ie_pps": ("stdnum.ie.pps",),
     "jp_individual_number": ("stdnum.jp.in_",),
+    "cz_birth_number": ("stdnum.cz.rc", "stdnum.sk.rc"),
+    "ro_cnp": ("stdnum.ro.cnp",),
     "pl_pesel": ("stdnum.pl.pesel",),
     "mx_curp": ("stdnum.mx.curp",),
 }
@@ -140,5 +170,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "cn_ric": cn_ric,
     "sg_nric": sg_nric,
     "pl_id_card": pl_id_card,
+    "hk_id": hk_id,
+    "tw_id": tw_id,
     **{name: _stdnum_validator(modules) for name, modules in _STDNUM_MODULES.items()},
 }

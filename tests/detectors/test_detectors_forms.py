@@ -53,6 +53,7 @@ def covers(detector, text: str, value: str) -> bool:
     ("MRN: 8841-2207 admitted", "8841-2207"),
     ("member ID ZKH310274485, group 55", "ZKH310274485"),
     ("Versichertennummer ist T123456784.", "T123456784"),
+    ("claim for member QWX 773104829, dated May", "QWX 773104829"),
     ("Name: Kwabena Mensah-Bonsu\nRole: engineer", "Kwabena Mensah-Bonsu"),
     ('{"full_name": "Ilse Vanderhaegen", "age": 41}', "Ilse Vanderhaegen"),
     ("Titular ROSÂNGELA MACEDO PINTO", "ROSÂNGELA MACEDO PINTO"),
@@ -132,6 +133,10 @@ def test_places_speaker_labels_and_headings_are_no_names(names, text: str) -> No
     ("マイナンバーは7301 5829 4603です", "7301 5829 4603"),
     ("pan number: abcpk1234z", "abcpk1234z"),
     ("Reisepassnummer: C4J7R2P91", "C4J7R2P91"),
+    ("HKID Z384716(1) on file", "Z384716(1)"),
+    ("身分證 R229384715", "R229384715"),
+    ("rodné číslo 905421/3817", "905421/3817"),
+    ("CNP 1960305418273.", "1960305418273"),
 ])
 def test_ids_with_check_digits_and_labels(text: str, value: str) -> None:
     assert covers(rules("identifiers.yaml"), text, value)
@@ -151,6 +156,7 @@ def test_ids_with_a_wrong_check_digit_or_a_short_value_stay_public() -> None:
     ("JWT eyJhbGciOiJIUzI1NiJ9.c29tZSBwYXlsb2FkIGhlcmU.Qm9ndXNTaWduYXR1cmUxMjM0NQ",
      "eyJhbGciOiJIUzI1NiJ9.c29tZSBwYXlsb2FkIGhlcmU.Qm9ndXNTaWduYXR1cmUxMjM0NQ"),
     ("GROQ_KEY=gsk_" + "Ab3" * 17, "gsk_" + "Ab3" * 17),
+    ("the password I picked was Fjord_Lantern7 yesterday", "Fjord_Lantern7"),
 ])
 def test_secrets_of_more_providers_and_config_keys(text: str, value: str) -> None:
     assert covers(rules("secrets.yaml"), text, value)

@@ -156,6 +156,8 @@ def test_checked_ids_need_a_valid_check_digit_or_a_label() -> None:
     "01304-001", "Flat 4\n22 Kingsway\nLondon\nWC2B 6LE", "PO Box 48217-00100, Nairobi",
     "Calle del Pez 7, 1ºA\n28004 Madrid", "ул. Лесная, д. 5, кв. 12, Казань, 420012",
     "北京市朝阳区建国路88号2号楼1203室", "부산광역시 해운대구 센텀중앙로 97, 15층 1502호",
+    "Hämeenkatu 12 A 5, 33100 Tampere", "Vesterbrogade 71, 2. th., 1620 København V",
+    "Váci út 18, 1132 Budapest", "Bd. Unirii nr. 15, bl. 3, ap. 21, 030833 București",
 ])
 def test_addresses_of_many_countries_are_covered_whole(value: str) -> None:
     chain = chain_of(rules("addresses.yaml"), AddressDetector())
