@@ -21,6 +21,9 @@ _DELIMITERS = ("\t", "|", ";", ",")
 _LABEL = regex.compile(r"[\p{L}][\p{L}\d _.\-/#()']{0,39}")
 _SEPARATOR_ROW = regex.compile(r"[ \t|:\-]+")
 _MAX_CELL = 80
+# One cell: a quoted value (quotes doubled inside) or anything up to the next delimiter.
+_CELL = {d: regex.compile(rf'[ \t]*"(?:[^"]|"")*"[ \t]*(?={regex.escape(d)}|$)'
+                          rf"|[^{regex.escape(d)}]*") for d in _DELIMITERS}
 
 
 class TableFieldsSpec(BaseModel):
@@ -116,8 +119,7 @@ def _cells(text: str, start: int, end: int, delimiter: str) -> list[tuple[int, i
         line = line[:-1] if line.endswith("|") else line
         start += offset
     cells = []
-    pattern = regex.compile(rf'[ \t]*"(?:[^"]|"")*"[ \t]*(?={regex.escape(delimiter)}|$)'
-                            rf"|[^{regex.escape(delimiter)}]*")
+    pattern = _CELL[delimiter]
     position = 0
     while position <= len(line):
         match = pattern.match(line, position)
