@@ -17,14 +17,13 @@ import tracemalloc
 import numpy as np
 import torch
 
-from cacheprune.pool import KVPool, KVShape, PoolConfig
+from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, PoolStore, Scope, open_pool
 
 SHAPE = KVShape(num_layers=1, num_kv_heads=1, head_dim=2)
 WINDOW = 64
 REQUEST_TOKENS = 8192
 VOCAB = 49152
-MODEL = "bench-model"
-POLICY = "bench-policy"
+SCOPE = Scope(EntryIdentity.for_shape("bench-model", "bench-policy", SHAPE), "bench-tenant")
 
 
 def make_segments(rng: np.random.Generator, count: int) -> list[np.ndarray]:
@@ -52,24 +51,24 @@ def make_request(rng: np.random.Generator, segments: list[np.ndarray]):
     return tokens, mask
 
 
-def fill_pool(pool: KVPool, segments: list[np.ndarray]) -> float:
+def fill_pool(pool: PoolStore, segments: list[np.ndarray]) -> float:
     """Publish every segment through its own committed session; returns seconds taken."""
     start = time.perf_counter()
     for number, tokens in enumerate(segments):
         num_tokens = tokens.shape[0]
         kv = torch.zeros(SHAPE.num_layers, SHAPE.num_kv_heads, num_tokens, SHAPE.head_dim)
         flags = np.zeros(num_tokens, dtype=bool)
-        with pool.session(f"publish-{number}", MODEL, POLICY) as session:
+        with pool.session(f"publish-{number}", SCOPE) as session:
             session.stage(tokens, kv, kv, np.arange(num_tokens), flags, flags)
             session.commit()
     return time.perf_counter() - start
 
 
-def time_lookup(pool: KVPool, tokens: np.ndarray, mask: np.ndarray, repeats: int):
+def time_lookup(pool: PoolStore, tokens: np.ndarray, mask: np.ndarray, repeats: int):
     times = []
     covered = 0
     for _ in range(repeats):
-        with pool.session("reader", MODEL, POLICY) as session:
+        with pool.session("reader", SCOPE) as session:
             start = time.perf_counter()
             matches = session.lookup(tokens, mask)
             times.append(time.perf_counter() - start)
@@ -106,7 +105,7 @@ def overhead_per_entry(rng: np.random.Generator, count: int) -> tuple[float, flo
     gc.collect()
     tracemalloc.start()
     before, _ = tracemalloc.get_traced_memory()
-    pool = KVPool(make_config(segments))
+    pool = open_pool("memory://", make_config(segments))
     fill_pool(pool, segments)
     after, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -130,7 +129,7 @@ def main() -> None:
     print(header)
     for size in sizes:
         segments = make_segments(rng, size)
-        pool = KVPool(make_config(segments))
+        pool = open_pool("memory://", make_config(segments))
         seconds = fill_pool(pool, segments)
         tokens, mask = make_request(rng, segments)
         time_lookup(pool, tokens, mask, 2)  # compile numba kernels, warm caches

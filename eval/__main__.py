@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
@@ -17,6 +18,8 @@ from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import SYSTEMS, compare_with_reference, run_systems
 from eval.workload import WorkloadConfig, WorkloadError, build_requests
+
+POOL_MODES = ("cacheprune", "fixed_chunks")  # the systems that read and fill the pool
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pool", default="memory://", metavar="URL",
+                        help="where the sharing systems keep their pool: memory:// (default), "
+                             "file:///folder, redis://host:port/db or unix:///socket; a shared "
+                             "pool needs $CACHEPRUNE_POOL_KEY and should start empty")
     return parser
 
 
@@ -47,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if "no_sharing" not in args.systems:
         print("error: --systems must include no_sharing (the full-recompute reference)",
+              file=sys.stderr)
+        return 2
+    pooled = [name for name in args.systems if SYSTEMS[name].mode in POOL_MODES]
+    if args.pool != "memory://" and len(pooled) > 1:
+        print(f"error: --pool {args.pool} would be shared by {', '.join(pooled)}; run one "
+              "pool-using system per shared pool (--systems no_sharing <one of them>)",
               file=sys.stderr)
         return 2
     data_dir = args.data_dir or project_data_dir()
@@ -65,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
           f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
     started = time.perf_counter()
-    results = run_systems({name: SYSTEMS[name] for name in args.systems}, model, tokenizer,
+    results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
+                           for name in args.systems}, model, tokenizer,
                           policy, requests, sampling, args.victims)
     compare_with_reference(results)
     meta = {

@@ -22,7 +22,15 @@ from cacheprune.engine.prefix_store import PrefixStore
 from cacheprune.engine.prompt import Prompt, PublicRange, render_prompt
 from cacheprune.engine.sharing import EngineConfig, RequestRecord
 from cacheprune.engine.tokenizer import ChatTokenizer
-from cacheprune.pool import KVPool, KVShape, Match, PoolConfig, PoolSession
+from cacheprune.pool import (
+    EntryIdentity,
+    KVShape,
+    Match,
+    PoolConfig,
+    PoolSession,
+    Scope,
+    open_pool,
+)
 
 BoolMask = npt.NDArray[np.bool_]
 TokenIds = npt.NDArray[np.int64]
@@ -37,15 +45,17 @@ class Engine:
         self.policy = policy
         self.config = config or EngineConfig()
         shape = model.config
-        self.pool = KVPool(PoolConfig(
-            kv_shape=KVShape(shape.num_layers, shape.num_kv_heads, shape.head_dim),
+        kv_shape = KVShape(shape.num_layers, shape.num_kv_heads, shape.head_dim)
+        self.identity = EntryIdentity.for_shape(model.model_id, policy.policy_version, kv_shape)
+        self.pool = open_pool(self.config.pool_url, PoolConfig(
+            kv_shape=kv_shape,
             budget_bytes=self.config.pool_budget_bytes,
             max_context_tokens=shape.max_context,
             min_entry_tokens=self.config.annotator.min_len,
             anchor_stride=self.config.anchor_stride,
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
-        ))
+        ), pool_key=self.config.pool_key)
         self.prefix_store = PrefixStore(self.config.max_prefix_prompts)
         self._request_numbers = itertools.count(1)
 
@@ -74,8 +84,8 @@ class Engine:
         masked = self.policy.mask(text, encoding.offsets, public)
         private = masked.mask
         request_id = f"req-{next(self._request_numbers)}"
-        with self.pool.session(request_id, self.model.model_id,
-                               self.policy.policy_version) as session:
+        scope = Scope(self.identity, tenant, self.config.sharing_domain(tenant))
+        with self.pool.session(request_id, scope) as session:
             plan = self._plan(session, tenant, token_ids, private)
             generation = generate(self.model, plan, sampling, self.tokenizer.stop_token_ids,
                                   capture=self._capture(), request_start=started)
@@ -110,6 +120,8 @@ class Engine:
                 if mode == "fixed_chunks" and not self._is_whole_chunk(match):
                     continue
                 kv = session.read(match)
+                if kv is None:  # gone or failed its checks since the lookup: compute it
+                    continue
                 reused.append(ReusedSpan(
                     match.request_start, kv.keys, kv.values,
                     torch.tensor(kv.positions, dtype=torch.long),

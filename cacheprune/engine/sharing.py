@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -10,6 +11,7 @@ import numpy.typing as npt
 
 from cacheprune.annotator import AnnotatorConfig
 from cacheprune.engine.generate import RequestStats
+from cacheprune.pool.store import DEFAULT_DOMAIN
 
 # cacheprune: token-level sharing of non-private segments (the product).
 # no_sharing / tenant_prefix / global_prefix / fixed_chunks: the baselines it is compared with.
@@ -34,6 +36,13 @@ class EngineConfig:
     # that tenant's own private details, which the next tenant does not share.
     anchor_stride: int | None = 16
     audit_log_path: str | None = None
+    # Where the pool lives: memory:// (this process), file:///folder, redis://host:port/db or
+    # unix:///socket (see docs/pool.md). Shared backends need the pool key (here or in
+    # $CACHEPRUNE_POOL_KEY); it is never printed.
+    pool_url: str = "memory://"
+    pool_key: str | None = field(default=None, repr=False)
+    # tenant -> sharing domain; a tenant not listed is in the default domain.
+    sharing_domains: Mapping[str, str] = field(default_factory=dict)
     chunk_tokens: int = 512  # fixed_chunks baseline
     max_prefix_prompts: int = 64  # prefix-cache baselines
     # Attention for the annotator is averaged over every k-th layer from layer 0.
@@ -41,6 +50,9 @@ class EngineConfig:
     # segments and recompute marks as all 30 layers on a QASPER paper; only the last 10
     # layers alone did not (mark overlap 0.53).
     capture_layer_stride: int = 2
+
+    def sharing_domain(self, tenant: str) -> str:
+        return self.sharing_domains.get(tenant, DEFAULT_DOMAIN)
 
     def __post_init__(self) -> None:
         modes = SharingMode.__args__  # type: ignore[attr-defined]

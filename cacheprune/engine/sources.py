@@ -41,14 +41,22 @@ def cache_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "cacheprune"
 
 
+# Besides the weights, what changes a model's KV or its token ids: the config (RoPE base and
+# scaling, norms, head layout) and the tokenizer.
+IDENTITY_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json",
+                  "special_tokens_map.json", "tokenizer.model")
+
+
 def model_identity(path: Path) -> str:
-    """A stable id for pool entries: the model's name and a digest of its weight bytes, so two
-    checkpoints never share KV even if they share a name. A converted folder keeps the id of
-    the GGUF it came from (same weights, same KV)."""
+    """A stable id for pool entries: the model's name and a digest of its weights, config and
+    tokenizer, so two folders never share KV unless all three are the same bytes (a GGUF file
+    holds all three). A converted folder keeps the id of the GGUF it came from (same weights,
+    config and tokenizer, same KV)."""
     record = path / SOURCE_RECORD
     if path.is_dir() and record.is_file():
         return str(json.loads(record.read_text())["model_id"])
-    files = [path] if path.is_file() else sorted(path.glob("*.safetensors"))
+    files = [path] if path.is_file() else sorted(path.glob("*.safetensors")) + [
+        path / name for name in IDENTITY_FILES if (path / name).is_file()]
     digest = hashlib.sha256()
     for file in files:
         stat = file.stat()

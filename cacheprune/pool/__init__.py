@@ -1,11 +1,11 @@
-"""The shared KV pool: budget, LRU, TTL, leases, invalidation, metrics and audit log."""
+"""The shared KV pool: one store interface (`PoolStore`), three backends opened by URL
+(`open_pool`), request sessions, budget, LRU, TTL, leases, quotas, metrics and audit log."""
 
 from __future__ import annotations
 
 from cacheprune.pool.config import TOKEN_METADATA_BYTES, BackpressureMode, KVShape, PoolConfig
 from cacheprune.pool.entry import EntryInfo, SegmentKV
 from cacheprune.pool.errors import (
-    EntryInvalidatedError,
     InvalidEntryError,
     PoolCapacityError,
     PoolConfigError,
@@ -15,30 +15,53 @@ from cacheprune.pool.errors import (
     SessionStateError,
     SessionTimeoutError,
 )
-from cacheprune.pool.pool import KVPool
+from cacheprune.pool.factory import open_pool, parse_pool_url
+from cacheprune.pool.keys import POOL_KEY_ENV, PoolKey
 from cacheprune.pool.session import PoolSession, SessionState
+from cacheprune.pool.store import (
+    DEFAULT_DOMAIN,
+    EntryIdentity,
+    Lease,
+    LookupResult,
+    PoolStore,
+    Scope,
+    SegmentData,
+    StagedSegment,
+    kv_layout,
+)
 from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.matching import Match
 
 __all__ = [
+    "DEFAULT_DOMAIN",
+    "POOL_KEY_ENV",
     "TOKEN_METADATA_BYTES",
     "BackpressureMode",
+    "EntryIdentity",
     "EntryInfo",
-    "EntryInvalidatedError",
     "InvalidEntryError",
-    "KVPool",
     "KVShape",
+    "Lease",
+    "LookupResult",
     "Match",
     "PoolCapacityError",
     "PoolConfig",
     "PoolConfigError",
     "PoolError",
+    "PoolKey",
     "PoolSession",
+    "PoolStore",
     "PrivateTokenError",
     "PromptTooLongError",
+    "Scope",
+    "SegmentData",
     "SegmentHash",
     "SegmentKV",
     "SessionState",
     "SessionStateError",
     "SessionTimeoutError",
+    "StagedSegment",
+    "kv_layout",
+    "open_pool",
+    "parse_pool_url",
 ]

@@ -64,6 +64,11 @@ class PoolConfig:
     backpressure_mode: BackpressureMode = "skip"
     backpressure_wait_s: float = 1.0
     audit_log_path: str | None = None
+    # Quotas: bytes one tenant (one sharing domain) may publish per `quota_window_s`, so that
+    # one tenant's burst cannot evict everybody's segments. None: no limit.
+    tenant_quota_bytes: int | None = None
+    domain_quota_bytes: int | None = None
+    quota_window_s: float = 60.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.budget_bytes, int) or self.budget_bytes <= 0:
@@ -91,6 +96,13 @@ class PoolConfig:
             raise PoolConfigError(
                 f"backpressure_mode must be 'wait' or 'skip', got {self.backpressure_mode!r}"
             )
+        for name in ("tenant_quota_bytes", "domain_quota_bytes"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value <= 0):
+                raise PoolConfigError(f"{name} must be a positive int or None, got {value!r}")
+        if not (self.quota_window_s > 0 and math.isfinite(self.quota_window_s)):
+            raise PoolConfigError(
+                f"quota_window_s must be positive and finite, got {self.quota_window_s}")
         if not (self.backpressure_wait_s >= 0 and math.isfinite(self.backpressure_wait_s)):
             raise PoolConfigError(
                 f"backpressure_wait_s must be >= 0 and finite, got {self.backpressure_wait_s}"

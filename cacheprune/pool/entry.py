@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -13,8 +12,11 @@ import torch
 
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import InvalidEntryError, PrivateTokenError
-from cacheprune.retriever.identity import SegmentHash, as_token_array, segment_hash
+from cacheprune.retriever.identity import SegmentHash, TokenArray, as_token_array
 from cacheprune.retriever.index import IndexedSegment
+
+if TYPE_CHECKING:
+    from cacheprune.pool.store import SegmentData
 
 
 class EntryState(enum.Enum):
@@ -32,6 +34,9 @@ class PoolEntry:
     recompute: npt.NDArray[np.bool_]
     created_at: float
     num_bytes: int
+    identity: tuple[str, str]  # (model id, policy version), for EntryInfo
+    tenant_tag: str
+    domain_tag: str
     num_leases: int = 0
     state: EntryState = EntryState.LIVE
 
@@ -46,13 +51,17 @@ class PoolEntry:
 
 @dataclass(slots=True, frozen=True)
 class EntryInfo:
-    """What an invalidation predicate may look at: provenance, never tokens or KV."""
+    """What an invalidation predicate may look at: provenance, never tokens or KV.
+
+    `created_at` is in the store's clock (monotonic for memory://, wall clock otherwise)."""
 
     segment_hash: SegmentHash
     model_id: str
     policy_version: str
     num_tokens: int
     created_at: float
+    tenant_tag: str = ""  # keyed hash of the publishing tenant (`PoolKeys.tenant_tag`)
+    domain_tag: str = ""  # keyed hash of the sharing domain it is found in
 
 
 @dataclass(slots=True, frozen=True)
@@ -102,28 +111,32 @@ def _check_per_token(name: str, values: object, num_tokens: int, kind: str) -> n
     return array
 
 
-def build_entry(
-    config: PoolConfig,
-    model_id: str,
-    policy_version: str,
-    token_ids: Sequence[int] | npt.NDArray[np.integer],
-    keys: torch.Tensor,
-    values: torch.Tensor,
-    positions: Sequence[int] | npt.NDArray[np.integer],
-    recompute: Sequence[bool] | npt.NDArray[np.bool_],
-    private_mask: Sequence[bool] | npt.NDArray[np.bool_],
-    now: float,
-) -> PoolEntry:
-    """A validated, self-owned entry, or an exception that leaves nothing behind.
+@dataclass(slots=True, frozen=True)
+class ValidSegment:
+    """A segment that passed every check a pool makes before keeping it; arrays are copies the
+    pool owns (read-only), tensors contiguous float32 on the CPU."""
 
-    `private_mask` is the producing request's mask over these tokens: any True is refused.
-    """
+    token_ids: TokenArray
+    keys: torch.Tensor
+    values: torch.Tensor
+    positions: npt.NDArray[np.int64]
+    recompute: npt.NDArray[np.bool_]
+
+    @property
+    def num_tokens(self) -> int:
+        return int(self.token_ids.shape[0])
+
+
+def validate_segment(config: PoolConfig, segment: SegmentData) -> ValidSegment:
+    """The one check of a staged segment, for every backend: a `ValidSegment`, or an exception
+    that names what is wrong. `segment.private_mask` is the producing request's mask over these
+    tokens: any True is refused."""
     try:
-        tokens = as_token_array(token_ids)
+        tokens = as_token_array(segment.token_ids)
     except ValueError as error:
         raise InvalidEntryError(f"token_ids: {error}") from error
     num_tokens = int(tokens.shape[0])
-    mask = _check_per_token("private_mask", private_mask, num_tokens, "bool")
+    mask = _check_per_token("private_mask", segment.private_mask, num_tokens, "bool")
     if mask.any():
         raise PrivateTokenError(
             f"segment holds {int(mask.sum())} private token(s) (first at offset "
@@ -136,21 +149,16 @@ def build_entry(
         )
     shape = config.kv_shape
     expected = (shape.num_layers, shape.num_kv_heads, num_tokens, shape.head_dim)
-    owned_keys = _check_kv("keys", keys, expected)
-    owned_values = _check_kv("values", values, expected)
-    position_array = _check_per_token("positions", positions, num_tokens, "int")
+    owned_keys = _check_kv("keys", segment.keys, expected)
+    owned_values = _check_kv("values", segment.values, expected)
+    position_array = _check_per_token("positions", segment.positions, num_tokens, "int")
     if position_array.size and int(position_array.min()) < 0:
         raise InvalidEntryError(f"positions must be >= 0, got min {int(position_array.min())}")
-    recompute_array = _check_per_token("recompute", recompute, num_tokens, "bool")
-    tokens = _frozen_copy(tokens, "<u4")
-    return PoolEntry(
-        segment=IndexedSegment(
-            segment_hash(model_id, policy_version, tokens), tokens, model_id, policy_version
-        ),
+    recompute_array = _check_per_token("recompute", segment.recompute, num_tokens, "bool")
+    return ValidSegment(
+        token_ids=_frozen_copy(tokens, "<u4"),
         keys=owned_keys,
         values=owned_values,
         positions=_frozen_copy(position_array, np.int64),
         recompute=_frozen_copy(recompute_array, np.bool_),
-        created_at=now,
-        num_bytes=num_tokens * shape.entry_bytes_per_token,
     )

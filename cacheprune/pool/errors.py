@@ -33,7 +33,3 @@ class SessionStateError(PoolError, RuntimeError):
 
 class SessionTimeoutError(PoolError, TimeoutError):
     """The session's deadline passed; its staged entries are discarded."""
-
-
-class EntryInvalidatedError(PoolError):
-    """A leased entry was invalidated or expired before it was read: recompute those tokens."""

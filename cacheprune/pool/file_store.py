@@ -47,6 +47,7 @@ from cacheprune.pool.errors import (
     PrivateTokenError,
 )
 from cacheprune.pool.file_entry import EntryFile, entry_file_name, parse_entry_file_name
+from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.retriever.identity import (
     SegmentHash,
     TokenArray,
@@ -88,7 +89,7 @@ class FileKVStore:
         self.policy_version = policy_version
         for sub in ("entries", "index", "leases", "staging"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
-        self._audit = AuditLog(config.audit_log_path)
+        self._audit = AuditLog(config.audit_log_path, PoolMetrics().audit_failures)
 
     # ---- paths ---------------------------------------------------------------------------
 

@@ -50,6 +50,23 @@ class PoolMetrics:
         self.hash_collisions = counter(
             "hash_collisions", "Rolling-hash proposals whose tokens did not match"
         )
+        self.read_misses = counter(
+            "read_misses", "Reads that found no usable entry (the caller computed the tokens)",
+            ("reason",),
+        )
+        self.store_errors = counter(
+            "store_errors", "Operations the store could not carry out (server or disk down)",
+            ("op",),
+        )
+        self.dangling_anchors = counter(
+            "dangling_anchors", "Index hits whose entry was gone (evicted by the server); cleaned"
+        )
+        self.quota_refusals = counter(
+            "quota_refusals", "Publishes refused by a tenant or domain quota", ("scope",)
+        )
+        self.audit_failures = counter(
+            "audit_failures", "Audit lines that could not be written"
+        )
         self.verification_failures = counter(
             "verification_failures", "Matches whose SHA-256 did not confirm the entry"
         )

@@ -1,14 +1,14 @@
-"""One request's view of the pool: leases what it looks up, stages what it may publish.
+"""One request's view of a pool, on the public `PoolStore` interface only.
 
-    with pool.session(request_id, model_id, policy_version, timeout_s=30) as s:
+    with store.session(request_id, scope, timeout_s=30) as s:
         matches = s.lookup(token_ids, private_mask)   # leases the matched entries
-        kv = s.read(matches[0])                        # the matched part, at its old positions
+        kv = s.read(matches[0])                        # None: compute those tokens instead
         ...prefill...
         s.stage(token_ids, keys, values, positions, recompute, private_mask)
         ...decode...
         s.commit()                                     # the request succeeded
 
-On leaving the block every lease is released, whatever happened. Staged entries are published
+On leaving the block every lease is released, whatever happened. Staged segments are published
 only if `commit()` was called, no exception escaped the block, `abort()` was not called and the
 deadline had not passed; otherwise they are discarded and the rejection is audited.
 NOTE: publishing waits for the block to exit (not for `commit()`), so an error raised after
@@ -18,6 +18,8 @@ NOTE: publishing waits for the block to exit (not for `commit()`), so an error r
 from __future__ import annotations
 
 import enum
+import re
+import secrets
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -26,19 +28,21 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from cacheprune.pool.entry import EntryState, PoolEntry, SegmentKV, build_entry
+from cacheprune.pool.entry import SegmentKV
 from cacheprune.pool.errors import (
-    EntryInvalidatedError,
     PoolError,
     PromptTooLongError,
     SessionStateError,
     SessionTimeoutError,
 )
+from cacheprune.pool.store import Lease, Scope, SegmentData, StagedSegment
 from cacheprune.retriever.identity import SegmentHash, as_mask_array, as_token_array
 from cacheprune.retriever.matching import Match
 
 if TYPE_CHECKING:
-    from cacheprune.pool.pool import KVPool
+    from cacheprune.pool.store import PoolStore
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class SessionState(enum.Enum):
@@ -48,30 +52,35 @@ class SessionState(enum.Enum):
     DISCARDED = "discarded"
 
 
+def owner_name(request_id: str) -> str:
+    """A name for this request's leases and staged segments, unique across the processes of a
+    pool (request ids repeat between processes) and safe as a file or key name."""
+    return f"{_UNSAFE.sub('_', request_id)[:64]}.{secrets.token_hex(8)}"
+
+
 class PoolSession:
-    """Request-scoped handle; create it with `KVPool.session`, use it only inside `with`."""
+    """Request-scoped handle; create it with `PoolStore.session`, use it only inside `with`."""
 
     __slots__ = (
-        "pool", "request_id", "model_id", "policy_version", "deadline", "state",
-        "published", "discard_reason", "_leased", "_matches", "_staged", "_committed",
-        "_abort_reason",
+        "store", "request_id", "scope", "owner", "deadline", "state", "published",
+        "discard_reason", "_leases", "_lease_of", "_staged", "_committed", "_abort_reason",
     )
 
-    def __init__(
-        self, pool: KVPool, request_id: str, model_id: str, policy_version: str,
-        deadline: float | None,
-    ) -> None:
-        self.pool = pool
+    def __init__(self, store: PoolStore, request_id: str, scope: Scope,
+                 timeout_s: float | None) -> None:
+        self.store = store
         self.request_id = request_id
-        self.model_id = model_id
-        self.policy_version = policy_version
-        self.deadline = deadline
+        self.scope = scope
+        self.owner = owner_name(request_id)
+        self.deadline = None if timeout_s is None else store.clock() + timeout_s
         self.state = SessionState.NEW
         self.published: list[SegmentHash] = []
         self.discard_reason: str | None = None
-        self._leased: list[PoolEntry] = []
-        self._matches: dict[Match, PoolEntry] = {}
-        self._staged: list[PoolEntry] = []
+        # Every lease taken (released on exit), and which one serves each match: a second
+        # lookup of the same tokens returns equal matches with leases of their own.
+        self._leases: list[Lease] = []
+        self._lease_of: dict[Match, Lease] = {}
+        self._staged: list[StagedSegment] = []
         self._committed = False
         self._abort_reason: str | None = None
 
@@ -91,18 +100,18 @@ class PoolSession:
         try:
             reason = self._discard_reason(exc_type)
         finally:
-            leased, self._leased = self._leased, []
-            self._matches.clear()
-            self.pool._release(leased)
+            leases, self._leases = self._leases, []
+            self._lease_of.clear()
+            self.store.release(leases)
         if reason is None:
-            self.published = self.pool._publish(self.request_id, staged)
+            self.published = self.store.publish(self.scope, self.owner, staged)
             self.state = SessionState.PUBLISHED
         else:
             self.discard_reason = reason
             self.state = SessionState.DISCARDED
             # A read-only request that simply never committed rejected nothing worth auditing.
             if staged or reason != "not_committed":
-                self.pool._reject(self.request_id, staged, reason)
+                self.store.discard(self.owner, staged, reason)
 
     def _discard_reason(self, exc_type: type[BaseException] | None) -> str | None:
         # Exception class names only: messages may quote the prompt.
@@ -117,13 +126,13 @@ class PoolSession:
         return None
 
     def _is_past_deadline(self) -> bool:
-        return self.deadline is not None and self.pool._now() >= self.deadline
+        return self.deadline is not None and self.store.clock() >= self.deadline
 
     def _check_open(self, action: str) -> None:
         if self.state is not SessionState.OPEN:
             raise SessionStateError(
                 f"cannot {action}: session {self.request_id!r} is {self.state.value}; "
-                "use it inside `with pool.session(...) as s:`"
+                "use it inside `with store.session(...) as s:`"
             )
         if self._is_past_deadline():
             raise SessionTimeoutError(f"session {self.request_id!r} passed its deadline")
@@ -137,36 +146,24 @@ class PoolSession:
         self._check_open("look up")
         tokens = as_token_array(token_ids)
         mask = as_mask_array(private_mask, tokens.shape[0])
-        max_tokens = self.pool.config.max_context_tokens
+        max_tokens = self.store.config.max_context_tokens
         if tokens.shape[0] > max_tokens:
             raise PromptTooLongError(
                 f"prompt has {tokens.shape[0]} tokens, the pool's maximum context is {max_tokens}"
             )
-        matches, leased = self.pool._lookup(
-            self.request_id, tokens, mask, self.model_id, self.policy_version
-        )
-        self._leased.extend(leased)
-        self._matches.update(zip(matches, leased, strict=True))
-        return matches
+        result = self.store.lookup(self.scope, self.owner, tokens, mask)
+        self._leases.extend(result.leases)
+        self._lease_of.update(zip(result.matches, result.leases, strict=True))
+        return result.matches
 
-    def read(self, match: Match) -> SegmentKV:
-        """K, V, positions and recompute marks of `match`'s part of its entry (views: no copy)."""
+    def read(self, match: Match) -> SegmentKV | None:
+        """K, V, positions and recompute marks of `match`'s part of its entry, or None when the
+        entry went away or failed its checks since the lookup: compute those tokens then."""
         self._check_open("read")
-        entry = self._matches.get(match)
-        if entry is None:
+        lease = self._lease_of.get(match)
+        if lease is None:
             raise SessionStateError(f"match {match} was not returned by this session's lookup")
-        if entry.state is not EntryState.LIVE:
-            raise EntryInvalidatedError(
-                f"entry {match.entry_hash} was {entry.state.value} after the lookup; "
-                "recompute those tokens"
-            )
-        part = slice(match.entry_start, match.entry_start + match.length)
-        return SegmentKV(
-            keys=entry.keys[:, :, part, :],
-            values=entry.values[:, :, part, :],
-            positions=entry.positions[part],
-            recompute=entry.recompute[part],
-        )
+        return self.store.read(lease, match)
 
     def stage(
         self,
@@ -177,26 +174,25 @@ class PoolSession:
         recompute: Sequence[bool] | npt.NDArray[np.bool_],
         private_mask: Sequence[bool] | npt.NDArray[np.bool_],
     ) -> SegmentHash:
-        """Validate and copy a segment to publish if the request succeeds; returns its hash.
+        """Validate and copy a segment to publish if the request succeeds; returns its name.
 
         Raises (staging nothing) on a private token, a wrong shape/dtype or length.
         """
         self._check_open("stage")
         if self._committed:
             raise SessionStateError(f"session {self.request_id!r} already committed")
+        segment = SegmentData(token_ids, keys, values, positions, recompute, private_mask)
+        staging_id = f"{self.owner}.{len(self._staged)}"
         try:
-            entry = build_entry(
-                self.pool.config, self.model_id, self.policy_version, token_ids, keys, values,
-                positions, recompute, private_mask, self.pool._now(),
-            )
+            staged = self.store.stage(self.scope, staging_id, segment)
         except PoolError as error:
-            self.pool._reject(self.request_id, [], f"refused:{type(error).__name__}")
+            self.store.discard(self.owner, [], f"refused:{type(error).__name__}")
             raise
-        self._staged.append(entry)
-        return entry.segment_hash
+        self._staged.append(staged)
+        return staged.entry
 
     def commit(self) -> None:
-        """Declare the request successful: staged entries are published when the block exits."""
+        """Declare the request successful: staged segments are published when the block exits."""
         self._check_open("commit")
         self._committed = True
 

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +20,7 @@ import numpy.typing as npt
 from cacheprune.retriever.cover import best_cover
 from cacheprune.retriever.identity import (
     SegmentHash,
+    TokenArray,
     as_mask_array,
     as_token_array,
     segment_hash,
@@ -71,11 +72,14 @@ def _run_ends(private_mask: npt.NDArray[np.bool_], positions: npt.NDArray[np.int
     return private_positions[np.searchsorted(private_positions, positions)].tolist()
 
 
-def _entry_part_hash(segment: IndexedSegment, offset: int, length: int) -> SegmentHash:
+PartHash = Callable[[TokenArray], str]
+
+
+def _entry_part_hash(segment: IndexedSegment, offset: int, length: int,
+                     part_hash: PartHash) -> str:
     if offset == 0 and length == segment.num_tokens:
         return segment.segment_hash
-    return segment_hash(segment.model_id, segment.policy_version,
-                        segment.token_ids[offset : offset + length])
+    return part_hash(segment.token_ids[offset : offset + length])
 
 
 def find_matches(
@@ -84,12 +88,18 @@ def find_matches(
     index: PrefixIndex,
     model_id: str,
     policy_version: str,
+    part_hash: PartHash | None = None,
 ) -> MatchResult:
     """Reusable parts of a request: non-overlapping, each >= `index.window` tokens, most coverage.
 
     Pure with respect to `index` (reads only). Private tokens are never hashed, compared or
-    matched: every match lies inside one run of non-private tokens.
+    matched: every match lies inside one run of non-private tokens. `part_hash` names a run of
+    tokens the way the index's entries were named (default: `segment_hash` under `model_id`
+    and `policy_version`; the pool passes its keyed entry name).
     """
+    if part_hash is None:
+        def part_hash(part: TokenArray) -> str:
+            return segment_hash(model_id, policy_version, part)
     tokens = as_token_array(token_ids)
     mask = as_mask_array(private_mask, tokens.shape[0])
     result = MatchResult()
@@ -135,8 +145,8 @@ def find_matches(
     for start, length, (segment, offset) in zip(starts, chosen.tolist(), sources, strict=True):
         if length == 0:
             continue
-        reader_hash = segment_hash(model_id, policy_version, tokens[start : start + length])
-        if reader_hash != _entry_part_hash(segment, offset, length):
+        reader_hash = part_hash(tokens[start : start + length])
+        if reader_hash != _entry_part_hash(segment, offset, length, part_hash):
             result.num_verification_failures += 1
             continue
         result.matches.append(Match(start, length, segment.segment_hash, offset))

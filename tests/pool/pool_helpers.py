@@ -5,13 +5,23 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from cacheprune.pool import KVPool, KVShape, PoolConfig
+from cacheprune.pool import (
+    DEFAULT_DOMAIN,
+    EntryIdentity,
+    KVShape,
+    PoolConfig,
+    PoolStore,
+    Scope,
+    open_pool,
+)
+from cacheprune.retriever import as_token_array
 
 SHAPE = KVShape(num_layers=2, num_kv_heads=1, head_dim=4)
 BYTES_PER_TOKEN = SHAPE.entry_bytes_per_token
 MODEL = "model-a"
 POLICY = "policy-1"
 WINDOW = 4
+TEST_POOL_KEY = "test-pool-key-0123456789abcdef"
 
 
 class ManualClock:
@@ -24,16 +34,36 @@ class ManualClock:
         return self.now
 
 
-def make_pool(budget_tokens: int, max_context_tokens: int = 16, **overrides) -> KVPool:
-    clock = overrides.pop("clock", None)
-    config = PoolConfig(
+def scope(model_id: str = MODEL, policy_version: str = POLICY, tenant: str = "tenant-a",
+          domain: str = DEFAULT_DOMAIN) -> Scope:
+    return Scope(EntryIdentity.for_shape(model_id, policy_version, SHAPE), tenant, domain)
+
+
+def make_config(budget_tokens: int, max_context_tokens: int = 16, **overrides) -> PoolConfig:
+    return PoolConfig(
         kv_shape=SHAPE,
         budget_bytes=budget_tokens * BYTES_PER_TOKEN,
         max_context_tokens=max_context_tokens,
         min_entry_tokens=overrides.pop("min_entry_tokens", WINDOW),
         **overrides,
     )
-    return KVPool(config) if clock is None else KVPool(config, clock=clock)
+
+
+def make_pool(budget_tokens: int, max_context_tokens: int = 16, url: str = "memory://",
+              **overrides) -> PoolStore:
+    clock = overrides.pop("clock", None)
+    config = make_config(budget_tokens, max_context_tokens, **overrides)
+    return open_pool(url, config, pool_key=TEST_POOL_KEY, clock=clock)
+
+
+def name_of(pool: PoolStore, token_ids, in_scope: Scope | None = None) -> str:
+    """The keyed name an entry of exactly these tokens has (through the public interface)."""
+    handle = pool.staged_segment(in_scope or scope(), "probe", as_token_array(token_ids))
+    return handle.entry
+
+
+def names(pool: PoolStore) -> set[str]:
+    return {info.segment_hash for info in pool.entry_infos()}
 
 
 def kv_for(token_ids, start_position: int = 0):
@@ -50,11 +80,11 @@ def kv_for(token_ids, start_position: int = 0):
     return keys, values, positions
 
 
-def publish(pool: KVPool, token_ids, request_id: str = "producer", model_id: str = MODEL,
-            policy_version: str = POLICY):
+def publish(pool: PoolStore, token_ids, request_id: str = "producer",
+            in_scope: Scope | None = None):
     """Publish one segment through a committed session; returns the session."""
     keys, values, positions = kv_for(token_ids)
-    with pool.session(request_id, model_id, policy_version) as session:
+    with pool.session(request_id, in_scope or scope()) as session:
         session.stage(
             token_ids, keys, values, positions, np.zeros(len(token_ids), dtype=bool),
             np.zeros(len(token_ids), dtype=bool),

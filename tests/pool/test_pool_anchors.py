@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from pool_helpers import MODEL, POLICY, kv_for, make_pool, publish
+from pool_helpers import kv_for, make_pool, publish, scope
 
 
 def test_middle_of_an_entry_is_found_and_read_exactly():
@@ -14,7 +14,7 @@ def test_middle_of_an_entry_is_found_and_read_exactly():
     for stride, expected in [(None, []), (2, [(3, 7, 4)]), (3, [(5, 5, 6)])]:
         pool = make_pool(64, anchor_stride=stride)
         publish(pool, entry)
-        with pool.session("reader", MODEL, POLICY) as session:
+        with pool.session("reader", scope()) as session:
             matches = session.lookup(request, np.zeros(len(request), dtype=bool))
             assert [(m.request_start, m.length, m.entry_start) for m in matches] == expected
             for match in matches:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from pool_helpers import BYTES_PER_TOKEN, MODEL, POLICY, kv_for, make_pool, segment
+from pool_helpers import BYTES_PER_TOKEN, kv_for, make_pool, scope, segment
 from prometheus_client.parser import text_string_to_metric_families
 
 
@@ -33,7 +33,7 @@ def test_many_threads_publishing_and_reading_keep_exact_accounting():
                 tokens = segments[int(rng.integers(0, len(segments)))]
                 should_fail = rng.random() < 0.2
                 try:
-                    with pool.session(f"t{seed}-{step}", MODEL, POLICY) as session:
+                    with pool.session(f"t{seed}-{step}", scope()) as session:
                         matches = session.lookup(tokens, np.zeros(len(tokens), dtype=bool))
                         with lock:
                             hit_tokens.append(sum(m.length for m in matches))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pool_helpers import BYTES_PER_TOKEN, SHAPE, make_pool
 
-from cacheprune.pool import KVPool, KVShape, PoolCapacityError, PoolConfig, PoolConfigError
+from cacheprune.pool import KVShape, PoolCapacityError, PoolConfig, PoolConfigError, open_pool
 
 
 def test_capacity_one_token_short_refuses_to_start_with_both_numbers():
@@ -60,4 +60,4 @@ def test_audit_log_in_a_missing_directory_is_refused(tmp_path):
         audit_log_path=str(tmp_path / "missing" / "audit.jsonl"),
     )
     with pytest.raises(FileNotFoundError, match="missing"):
-        KVPool(config)
+        open_pool("memory://", config)

@@ -7,20 +7,24 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pool_helpers import BYTES_PER_TOKEN, MODEL, POLICY, ManualClock, make_pool, publish, segment
+from pool_helpers import (
+    BYTES_PER_TOKEN,
+    ManualClock,
+    make_pool,
+    name_of,
+    names,
+    publish,
+    scope,
+    segment,
+)
 
-from cacheprune.pool import KVPool
-from cacheprune.retriever import as_token_array, segment_hash
+from cacheprune.pool.memory import MemoryPool
 
 NO_MASK = np.zeros(8, dtype=bool)
 
 
-def hash_of(tokens):
-    return segment_hash(MODEL, POLICY, as_token_array(tokens))
-
-
 def touch(pool, tokens):
-    with pool.session("toucher", MODEL, POLICY) as session:
+    with pool.session("toucher", scope()) as session:
         assert len(session.lookup(tokens, np.zeros(len(tokens), dtype=bool))) == 1
 
 
@@ -31,7 +35,8 @@ def test_lru_evicts_the_least_recently_used():
         publish(pool, tokens)
     touch(pool, a)
     publish(pool, d)
-    assert [info.segment_hash for info in pool.entry_infos()] == [hash_of(t) for t in (c, a, d)]
+    expected = [name_of(pool, t) for t in (c, a, d)]
+    assert [info.segment_hash for info in pool.entry_infos()] == expected
 
 
 def test_lease_blocks_eviction():
@@ -39,11 +44,13 @@ def test_lease_blocks_eviction():
     a, b, c = (segment(100 * k, 8) for k in range(1, 4))
     publish(pool, a)
     publish(pool, b)
-    with pool.session("reader", MODEL, POLICY) as session:
+    with pool.session("reader", scope()) as session:
         session.lookup(a, NO_MASK)
         touch(pool, b)  # a is now least recently used, but leased
         publish(pool, c)
-        assert hash_of(a) in pool and hash_of(b) not in pool and hash_of(c) in pool
+        stored = names(pool)
+        assert name_of(pool, a) in stored and name_of(pool, b) not in stored
+        assert name_of(pool, c) in stored
     assert pool.bytes_in_use == 16 * BYTES_PER_TOKEN
 
 
@@ -73,7 +80,7 @@ def test_contents_follow_a_reference_lru_and_never_exceed_the_budget(operations)
             touch(pool, tokens)
             reference.move_to_end(key)
         assert pool.bytes_in_use <= budget_tokens * BYTES_PER_TOKEN
-    expected = [hash_of(segment(1000 * (k + 1), lengths[k])) for k in reference]
+    expected = [name_of(pool, segment(1000 * (k + 1), lengths[k])) for k in reference]
     assert [info.segment_hash for info in pool.entry_infos()] == expected
     assert pool.bytes_in_use == sum(reference.values()) * BYTES_PER_TOKEN
 
@@ -86,8 +93,8 @@ def test_ttl_expiry_removes_entries_and_frees_bytes():
     publish(pool, segment(200, 8))
     clock.now += 5.0
     assert pool.purge_expired() == 1
-    assert [info.segment_hash for info in pool.entry_infos()] == [hash_of(segment(200, 8))]
-    with pool.session("r", MODEL, POLICY) as session:
+    assert [info.segment_hash for info in pool.entry_infos()] == [name_of(pool, segment(200, 8))]
+    with pool.session("r", scope()) as session:
         assert session.lookup(segment(100, 8), NO_MASK) == []
     assert pool.bytes_in_use == 8 * BYTES_PER_TOKEN
 
@@ -96,23 +103,23 @@ def test_expired_while_leased_is_freed_when_released():
     clock = ManualClock()
     pool = make_pool(budget_tokens=64, clock=clock, ttl_s=10.0)
     publish(pool, segment(100, 8))
-    with pool.session("r", MODEL, POLICY) as session:
+    with pool.session("r", scope()) as session:
         session.lookup(segment(100, 8), NO_MASK)
         clock.now += 10.0
         assert pool.purge_expired() == 1
         assert pool.bytes_in_use == 8 * BYTES_PER_TOKEN
-    assert pool.bytes_in_use == 0 and len(pool) == 0
+    assert pool.bytes_in_use == 0 and pool.num_entries == 0
 
 
 def test_invalidation_one_predicate_all():
     pool = make_pool(budget_tokens=64)
     for k in range(1, 5):
         publish(pool, segment(100 * k, 8 + k))
-    assert pool.invalidate(hash_of(segment(100, 9)))
-    assert not pool.invalidate(hash_of(segment(100, 9)))
+    assert pool.invalidate(name_of(pool, segment(100, 9)))
+    assert not pool.invalidate(name_of(pool, segment(100, 9)))
     assert pool.invalidate_where(lambda info: info.num_tokens >= 12) == 1
     assert pool.invalidate_all() == 2
-    assert len(pool) == 0 and pool.bytes_in_use == 0
+    assert pool.num_entries == 0 and pool.bytes_in_use == 0
 
 
 def test_failing_predicate_leaves_the_pool_intact():
@@ -124,18 +131,18 @@ def test_failing_predicate_leaves_the_pool_intact():
 
     with pytest.raises(RuntimeError, match="predicate bug"):
         pool.invalidate_where(broken)
-    assert len(pool) == 1
+    assert pool.num_entries == 1
     assert "cacheprune_pool_invalidation_failures_total 1.0" in pool.metrics_text()
 
 
 def test_backpressure_skip_never_over_commits():
     pool = make_pool(budget_tokens=16, backpressure_utilization=0.75, backpressure_mode="skip")
     publish(pool, segment(100, 8))
-    with pool.session("reader", MODEL, POLICY) as session:
+    with pool.session("reader", scope()) as session:
         session.lookup(segment(100, 8), NO_MASK)
         skipped = publish(pool, segment(200, 8))
         assert skipped.published == []
-    assert publish(pool, segment(200, 8)).published == [hash_of(segment(200, 8))]
+    assert publish(pool, segment(200, 8)).published == [name_of(pool, segment(200, 8))]
     assert "cacheprune_pool_backpressure_skips_total 1.0" in pool.metrics_text()
 
 
@@ -149,7 +156,7 @@ def test_backpressure_wait_publishes_once_the_lease_is_released():
     release = threading.Event()
 
     def reader():
-        with pool.session("reader", MODEL, POLICY) as session:
+        with pool.session("reader", scope()) as session:
             session.lookup(segment(100, 8), NO_MASK)
             leased.set()
             release.wait()
@@ -163,7 +170,7 @@ def test_backpressure_wait_publishes_once_the_lease_is_released():
     release.set()
     thread.join()
     writer.join()
-    assert results[0].published == [hash_of(segment(200, 8))]
+    assert results[0].published == [name_of(pool, segment(200, 8))]
     assert pool.num_leases == 0
 
 
@@ -173,7 +180,7 @@ def test_backpressure_wait_gives_up_after_its_limit():
         backpressure_wait_s=0.05,
     )
     publish(pool, segment(100, 8))
-    with pool.session("reader", MODEL, POLICY) as session:
+    with pool.session("reader", scope()) as session:
         session.lookup(segment(100, 8), NO_MASK)
         assert publish(pool, segment(200, 8)).published == []
 
@@ -183,7 +190,7 @@ def test_budget_boundary_one_token_below_exact_and_above(second_tokens, first_su
     pool = make_pool(budget_tokens=16, backpressure_utilization=1.0)
     publish(pool, segment(100, 8))
     publish(pool, segment(500, second_tokens))
-    assert (hash_of(segment(100, 8)) in pool) == first_survives
+    assert (name_of(pool, segment(100, 8)) in names(pool)) == first_survives
     expected_tokens = second_tokens + (8 if first_survives else 0)
     assert pool.bytes_in_use == expected_tokens * BYTES_PER_TOKEN
 
@@ -191,10 +198,10 @@ def test_budget_boundary_one_token_below_exact_and_above(second_tokens, first_su
 def test_forced_rolling_hash_collision_is_not_served():
     # Base 1000: +1 on the second-to-last window token and -1000 on the last keep the hash.
     config = make_pool(budget_tokens=64).config
-    pool = KVPool(config, hash_base=1000)
+    pool = MemoryPool(config, hash_base=1000)
     stored = [5000, 5001, 5002, 5003, 5004, 5005]
     publish(pool, stored)
     probe = [5000, 5001, 5003, 4003, 5004, 5005]
-    with pool.session("prober", MODEL, POLICY) as session:
+    with pool.session("prober", scope()) as session:
         assert session.lookup(probe, np.zeros(6, dtype=bool)) == []
     assert "cacheprune_pool_hash_collisions_total 1.0" in pool.metrics_text()

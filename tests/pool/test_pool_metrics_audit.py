@@ -3,12 +3,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from pool_helpers import BYTES_PER_TOKEN, MODEL, POLICY, kv_for, make_pool, publish
+from pool_helpers import BYTES_PER_TOKEN, kv_for, make_pool, name_of, publish, scope
 from prometheus_client.parser import text_string_to_metric_families
 
-from cacheprune.retriever import as_token_array, segment_hash
-
-ALLOWED_FIELDS = {"ts", "event", "request_id", "segment_hash", "reason", "num_tokens"}
+ALLOWED_FIELDS = {"ts", "event", "request_id", "segment_hash", "reason", "num_tokens", "tenant"}
 
 
 def samples(pool):
@@ -31,13 +29,13 @@ def test_metrics_and_audit_record_a_scripted_run(tmp_path):
     request = first[:6] + [5, 6] + second
     mask = np.zeros(len(request), dtype=bool)
     mask[6] = True  # one private token between the two shared parts
-    with pool.session("req-3", MODEL, POLICY) as session:
+    with pool.session("req-3", scope()) as session:
         matches = session.lookup(request, mask)
-    with pool.session("req-4", "other-model", POLICY) as session:
+    with pool.session("req-4", scope("other-model")) as session:
         session.lookup(first, np.zeros(8, dtype=bool))
     publish(pool, third, request_id="req-5")  # evicts `first`, the least recently used
     try:
-        with pool.session("req-6", MODEL, POLICY) as session:
+        with pool.session("req-6", scope()) as session:
             keys, values, positions = kv_for(third)
             flags = np.zeros(8, dtype=bool)
             session.stage(third, keys, values, positions, flags, flags)
@@ -65,10 +63,15 @@ def test_metrics_and_audit_record_a_scripted_run(tmp_path):
         assert str(token) not in text
     events = [json.loads(line) for line in text.splitlines()]
     assert all(set(event) <= ALLOWED_FIELDS for event in events)
-    first_hash = segment_hash(MODEL, POLICY, as_token_array(first))
+    first_hash = name_of(pool, first)
     summary = [
-        (e["event"], e.get("request_id"), e.get("segment_hash") == first_hash) for e in events
+        (e["event"], e.get("request_id", "").split(".")[0] or None,
+         e.get("segment_hash") == first_hash) for e in events
     ]
+    # Tenants appear as keyed hashes only.
+    assert "tenant-a" not in text
+    assert {e["tenant"] for e in events if e["event"] == "publish"} == {pool.keys.tenant_tag(
+        "tenant-a")}
     assert summary[:4] == [
         ("publish", "req-1", True),
         ("publish", "req-2", False),

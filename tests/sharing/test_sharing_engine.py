@@ -128,7 +128,7 @@ def test_consecutive_requests_do_not_contaminate(default_model, policy):
 def test_failure_mid_prefill_leaves_pool_untouched(default_model, policy, monkeypatch):
     engine = _engine(default_model, policy)
     engine.generate("a", _messages("a"), PARAMS)
-    entries_before, bytes_before = len(engine.pool), engine.pool.bytes_in_use
+    entries_before, bytes_before = engine.pool.num_entries, engine.pool.bytes_in_use
 
     def failing_prefill(*args, **kwargs):  # injected fault
         raise MemoryError("injected out-of-memory in the middle of a prefill")
@@ -138,7 +138,7 @@ def test_failure_mid_prefill_leaves_pool_untouched(default_model, policy, monkey
         engine.generate("b", _messages("b", "A different question about the hours?"), PARAMS)
     monkeypatch.undo()
     assert engine.pool.num_leases == 0
-    assert (len(engine.pool), engine.pool.bytes_in_use) == (entries_before, bytes_before)
+    assert (engine.pool.num_entries, engine.pool.bytes_in_use) == (entries_before, bytes_before)
 
 
 def test_bad_requests_are_refused_without_side_effects(default_model, policy):
@@ -151,4 +151,4 @@ def test_bad_requests_are_refused_without_side_effects(default_model, policy):
         engine.generate("a", [{"role": "user", "content": "hi"}], public_ranges=[(0, 0, 99)])
     with pytest.raises(ValueError, match="mode must be one of"):
         EngineConfig(mode="everything")  # type: ignore[arg-type]
-    assert len(engine.pool) == 0 and engine.pool.num_leases == 0
+    assert engine.pool.num_entries == 0 and engine.pool.num_leases == 0

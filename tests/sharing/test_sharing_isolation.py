@@ -11,6 +11,7 @@ from cacheprune.engine import SamplingParams
 from cacheprune.engine.engine import Engine
 from cacheprune.engine.prompt import render_prompt
 from cacheprune.engine.sharing import EngineConfig
+from cacheprune.pool import Scope
 
 DOCUMENT = (
     "The river ferry leaves the north pier every forty minutes from six in the morning. "
@@ -44,11 +45,12 @@ def test_isolated_segments_carry_the_kv_of_the_prompt_without_its_private_tokens
     ref_values = torch.stack([layer.values[0] for layer in out.past_key_values.layers])
 
     no_private = np.zeros(stripped.shape[0], dtype=bool)
-    with engine.pool.session("check", model.model_id, policy.policy_version) as session:
+    with engine.pool.session("check", Scope(engine.identity, "checker")) as session:
         matches = session.lookup(stripped, no_private)
         assert sum(m.length for m in matches) == record.num_published_tokens
         for match in matches:
             kv = session.read(match)
+            assert kv is not None
             span = slice(match.request_start, match.request_end)
             # stored at the positions the tokens have in the private-free prompt
             np.testing.assert_array_equal(kv.positions, np.arange(span.start, span.stop))

@@ -1,0 +1,306 @@
+"""`file:///dev/shm/cacheprune`: the pool in a folder, shared by the processes of one machine.
+
+    <root>/entries/<name>            one entry: head + KV + tag (codec.py), mode 0600
+    <root>/anchors/<anchor id>       40-byte anchor records, appended
+    <root>/leases/<owner>~<name>     hard link to a leased entry (eviction skips linked ones)
+    <root>/staging/<staging id>      a staged entry waiting for publish
+    <root>/quota/<kind.tag.window>   bytes published in a quota window
+    <root>/lock                      flock held while publishing, evicting, cleaning
+
+The folder is checked when opened (file_folder.py): ours, 0700, no links. Every name is
+generated here (hex, or the caller's checked owner/staging id); nothing read from the folder is
+ever used as a path. Lookups and reads take no lock: an entry file appears by one rename and a
+reader verifies its tags before using a byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import secrets
+import stat
+from collections.abc import Callable, Iterable, Iterator
+
+from cacheprune.pool.codec import (
+    HEAD_PROBE_BYTES,
+    EntryHead,
+    EntryRejected,
+    decode_head,
+    head_length,
+)
+from cacheprune.pool.config import PoolConfig
+from cacheprune.pool.errors import PoolConfigError
+from cacheprune.pool.factory import PoolURL
+from cacheprune.pool.file_folder import open_pool_folder
+from cacheprune.pool.keys import PoolKey
+from cacheprune.pool.shared import RECORD, MediumError, SharedPool
+from cacheprune.pool.store import Lease
+from cacheprune.retriever.identity import SegmentHash
+
+_NAME = re.compile(r"^[0-9a-f]{64}$")
+_OWNER = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
+_FILE_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
+# A lease or staged file older than this belongs to a process that died without cleaning up.
+STALE_AFTER_S = 3600.0
+
+
+def _checked(pattern: re.Pattern[str], text: str, what: str) -> str:
+    if not pattern.match(text):
+        raise PoolConfigError(f"{what} {text!r} must match {pattern.pattern}")
+    return text
+
+
+class FilePool(SharedPool):
+    """One process's handle on a pool folder; any number may open the same folder."""
+
+    def __init__(self, url: PoolURL, config: PoolConfig, *, key: PoolKey,
+                 clock: Callable[[], float]) -> None:
+        super().__init__(url.redacted, config, key, clock)
+        self.root = url.path
+        self._dirs = open_pool_folder(url.path)
+
+    # ---- files ---------------------------------------------------------------------------
+
+    def _read(self, folder: str, name: str, limit: int | None = None) -> bytes | None:
+        try:
+            descriptor = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=self._dirs[folder])
+        except FileNotFoundError:
+            return None
+        except OSError as error:  # a link planted under one of our names, or I/O
+            raise MediumError(f"{folder}/{name[:16]}...: {error.strerror}") from error
+        with os.fdopen(descriptor, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise MediumError(f"{folder}/{name[:16]}... is not a regular file")
+            return file.read() if limit is None else file.read(limit)
+
+    def _write_new(self, folder: str, name: str, value: bytes) -> None:
+        """Write `value` under a temporary name and rename it into place (readers see all or
+        nothing)."""
+        temporary = f".tmp-{secrets.token_hex(8)}"
+        directory = self._dirs[folder]
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS
+        try:
+            descriptor = os.open(temporary, flags, 0o600, dir_fd=directory)
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(value)
+            os.rename(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=directory)
+            raise MediumError(f"cannot write {folder}/: {error.strerror}") from error
+
+    def _unlink(self, folder: str, name: str) -> bool:
+        try:
+            os.unlink(name, dir_fd=self._dirs[folder])
+            return True
+        except FileNotFoundError:
+            return False
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        flags = os.O_RDWR | os.O_CREAT | _FILE_FLAGS
+        try:
+            descriptor = os.open("lock", flags, 0o600, dir_fd=self._dirs["root"])
+        except OSError as error:
+            raise MediumError(f"cannot open the pool's lock file: {error.strerror}") from error
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)  # releases the lock
+
+    def _listing(self, folder: str) -> list[str]:
+        return [name for name in os.listdir(self._dirs[folder]) if not name.startswith(".")]
+
+    # ---- the medium ----------------------------------------------------------------------
+
+    def _get_anchors(self, anchor_ids: list[bytes]) -> dict[bytes, bytes]:
+        found = {}
+        for anchor_id in dict.fromkeys(anchor_ids):
+            records = self._read("anchors", anchor_id.hex())
+            if records:
+                found[anchor_id] = records
+        return found
+
+    def _remove_record(self, anchor_id: bytes, record: bytes) -> None:
+        with self._locked():
+            records = self._read("anchors", anchor_id.hex()) or b""
+            kept = b"".join(records[i : i + RECORD.size] for i in range(0, len(records),
+                            RECORD.size) if records[i : i + RECORD.size] != record)
+            if kept:
+                self._write_new("anchors", anchor_id.hex(), kept)
+            else:
+                self._unlink("anchors", anchor_id.hex())
+
+    def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
+        return [self._read("entries", _checked(_NAME, name, "entry name"), head_len)
+                for name, head_len in wanted]
+
+    def _get_entry(self, lease: Lease) -> bytes | None:
+        return self._read("leases", self._lease_name(lease.owner, lease.entry))
+
+    @staticmethod
+    def _lease_name(owner: str, name: SegmentHash) -> str:
+        return f"{_checked(_OWNER, owner, 'owner')}~{_checked(_NAME, name, 'entry name')}"
+
+    def _pin(self, owner: str, name: SegmentHash, num_tokens: int) -> bool:
+        try:
+            os.link(name, self._lease_name(owner, name), src_dir_fd=self._dirs["entries"],
+                    dst_dir_fd=self._dirs["leases"], follow_symlinks=False)
+        except FileExistsError:
+            pass  # this owner leases it already
+        except FileNotFoundError:
+            return False
+        except OSError as error:
+            raise MediumError(f"cannot lease an entry: {error.strerror}") from error
+        with contextlib.suppress(FileNotFoundError):
+            os.utime(name, dir_fd=self._dirs["entries"], follow_symlinks=False)  # LRU: a use
+        return True
+
+    def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None:
+        self._unlink("leases", self._lease_name(owner, name))
+
+    def _put_staged(self, staging_id: str, value: bytes) -> None:
+        self._write_new("staging", _checked(_OWNER, staging_id, "staging id"), value)
+
+    def _take_staged(self, staging_id: str) -> bytes | None:
+        name = _checked(_OWNER, staging_id, "staging id")
+        value = self._read("staging", name)
+        self._unlink("staging", name)
+        return value
+
+    def _insert(self, name: SegmentHash, num_tokens: int, value: bytes,
+                anchors: list[tuple[bytes, bytes]], charges: list[tuple[str, int]],
+                owner: str) -> str | None:
+        with self._locked():
+            self._purge_locked()
+            if self._read("entries", name, HEAD_PROBE_BYTES) is not None:
+                return "duplicate"
+            needed = self._entry_bytes(num_tokens)
+            self._evict_locked(self._bytes_in_use_locked() + needed - self.config.budget_bytes)
+            if self._bytes_in_use_locked() + needed > self.config.budget_bytes:
+                return "budget"  # leased entries hold the rest
+            refused = self._charge_locked(charges, needed)
+            if refused is not None:
+                return refused
+            self._write_new("entries", name, value)
+            for anchor_id, record in anchors:
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _FILE_FLAGS
+                descriptor = os.open(anchor_id.hex(), flags, 0o600,
+                                     dir_fd=self._dirs["anchors"])
+                with os.fdopen(descriptor, "ab") as file:
+                    file.write(record)
+        return None
+
+    def _charge_locked(self, charges: list[tuple[str, int]], num_bytes: int) -> str | None:
+        totals = []
+        for counter, limit in charges:
+            current = self._read("quota", counter)
+            total = (int(current) if current and current.isdigit() else 0) + num_bytes
+            if total > limit:
+                return f"quota:{counter.split('.', 1)[0]}"
+            totals.append((counter, total))
+        for counter, total in totals:
+            self._write_new("quota", counter, str(total).encode())
+        return None
+
+    def _entry_names(self) -> list[SegmentHash]:
+        return [SegmentHash(name) for name in self._listing("entries") if _NAME.match(name)]
+
+    def _num_tokens(self, name: SegmentHash) -> int:
+        start = self._read("entries", name, HEAD_PROBE_BYTES)
+        return 0 if start is None or len(start) < HEAD_PROBE_BYTES else \
+            int.from_bytes(start[9:13], "little")
+
+    def _entry_heads(self, enforce_ttl: bool = True) -> Iterable[EntryHead]:
+        now = self.clock()
+        for name in self._entry_names():
+            start = self._read("entries", name, HEAD_PROBE_BYTES)
+            blob = None if start is None else self._read("entries", name, head_length(start))
+            if blob is None:
+                continue
+            try:
+                yield decode_head(self.keys, name, blob, self.config, now,
+                                  enforce_ttl=enforce_ttl)
+            except EntryRejected:
+                continue
+
+    def _delete(self, name: SegmentHash) -> bool:
+        with self._locked():
+            return self._delete_locked(name)
+
+    def _delete_locked(self, name: SegmentHash) -> bool:
+        removed = self._unlink("entries", name)
+        # Leased copies become unreadable at once: their holders read a miss.
+        for lease in self._listing("leases"):
+            if lease.endswith("~" + name):
+                self._unlink("leases", lease)
+        return removed
+
+    # ---- budget, eviction, expiry (under the lock) ---------------------------------------
+
+    def _bytes_in_use_locked(self) -> int:
+        return sum(self._entry_bytes(self._num_tokens(name)) for name in self._entry_names())
+
+    def _evict_locked(self, num_bytes: int) -> int:
+        if num_bytes <= 0:
+            return 0
+        candidates = []
+        for name in self._entry_names():
+            with contextlib.suppress(FileNotFoundError):
+                info = os.stat(name, dir_fd=self._dirs["entries"], follow_symlinks=False)
+                if info.st_nlink == 1:  # more links: leased by a running request
+                    candidates.append((info.st_mtime_ns, name))
+        freed = 0
+        for _, name in sorted(candidates):
+            if freed >= num_bytes:
+                break
+            size = self._entry_bytes(self._num_tokens(name))
+            if self._delete_locked(name):
+                freed += size
+                self.metrics.evictions.labels(reason="lru").inc()
+                self._audit.record("evict", segment_hash=name, reason="lru")
+        return freed
+
+    def evict(self, num_bytes: int) -> int:
+        with self._locked():
+            return self._evict_locked(num_bytes)
+
+    def _purge_locked(self) -> int:
+        now = self.clock()
+        expired = 0
+        ttl = self.config.ttl_s
+        if ttl is not None:
+            for head in list(self._entry_heads(enforce_ttl=False)):
+                if head.created_at + ttl <= now and self._delete_locked(head.name):
+                    expired += 1
+                    self.metrics.evictions.labels(reason="expired").inc()
+                    self._audit.record("evict", segment_hash=head.name, reason="expired")
+        for folder in ("leases", "staging"):
+            for name in self._listing(folder):
+                with contextlib.suppress(FileNotFoundError):
+                    info = os.stat(name, dir_fd=self._dirs[folder], follow_symlinks=False)
+                    if now - info.st_ctime > STALE_AFTER_S:
+                        self._unlink(folder, name)
+        return expired
+
+    def purge_expired(self) -> int:
+        with self._locked():
+            return self._purge_locked()
+
+    @property
+    def num_entries(self) -> int:
+        return len(self._entry_names())
+
+    @property
+    def bytes_in_use(self) -> int:
+        return self._bytes_in_use_locked()
+
+    def close(self) -> None:
+        for descriptor in self._dirs.values():
+            os.close(descriptor)
+        self._dirs = {}
+        self._audit.close()
+

@@ -1,0 +1,138 @@
+"""The pool key and everything derived from it: entry names, anchor ids, tags, the hash base.
+
+The operator gives one secret (`pool_key=` or the environment variable CACHEPRUNE_POOL_KEY)
+to every process of a pool. From it, with HMAC-SHA256 and distinct labels, come:
+- entry names: HMAC over (identity digest, sharing domain, token bytes) — nobody without the key
+  can compute the name of a guessed prompt, so listing a folder or a server confirms nothing;
+- the rolling-hash base: processes agree on window hashes, outsiders cannot predict them;
+- anchor ids: AES-128 of (window hash, scope tag) — a pseudo-random function like HMAC, but
+  computed for all windows of a prompt in one call (an 8k-token prompt has ~8k windows and one
+  HMAC costs microseconds in Python; AES over the whole batch costs less than one of them);
+- tags: HMAC-SHA256 over an entry's bytes, checked before any byte of it is used;
+- tenant and domain tags: keyed hashes, so entries and audit lines never name a tenant.
+
+NOTE: the key is never logged: `PoolKey.__repr__` hides it and errors never quote it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import struct
+
+import numpy as np
+import numpy.typing as npt
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from cacheprune.pool.errors import PoolConfigError
+from cacheprune.retriever.identity import SegmentHash, TokenArray
+from cacheprune.retriever.rolling import MERSENNE_61
+
+POOL_KEY_ENV = "CACHEPRUNE_POOL_KEY"
+MIN_KEY_BYTES = 16
+TAG_BYTES = 32
+_BASE_FLOOR = 1 << 20
+
+
+class PoolKey:
+    """An operator's secret pool key (at least 16 bytes; a hex string of 32+ digits works)."""
+
+    __slots__ = ("_secret",)
+
+    def __init__(self, secret: str | bytes) -> None:
+        raw = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+        if len(raw) < MIN_KEY_BYTES:
+            raise PoolConfigError(
+                f"the pool key must be at least {MIN_KEY_BYTES} bytes long, got {len(raw)}; "
+                "make one with: python -c 'import secrets; print(secrets.token_hex(32))'")
+        self._secret = raw
+
+    @classmethod
+    def random(cls) -> PoolKey:
+        """A key for one process only (memory://): nothing outside the process needs it."""
+        return cls(secrets.token_bytes(32))
+
+    @classmethod
+    def resolve(cls, given: str | bytes | PoolKey | None, *, required: bool) -> PoolKey:
+        """`given`, else $CACHEPRUNE_POOL_KEY, else a random key unless `required`."""
+        if isinstance(given, PoolKey):
+            return given
+        if given is not None:
+            return cls(given)
+        from_env = os.environ.get(POOL_KEY_ENV)
+        if from_env:
+            return cls(from_env)
+        if required:
+            raise PoolConfigError(
+                f"a pool shared between processes needs a secret pool key: pass pool_key= or "
+                f"set {POOL_KEY_ENV} to the same secret in every process of the pool (make one "
+                "with: python -c 'import secrets; print(secrets.token_hex(32))')")
+        return cls.random()
+
+    def derive(self, label: str) -> bytes:
+        return hmac.digest(self._secret, b"cacheprune/pool-key/" + label.encode(), "sha256")
+
+    def __repr__(self) -> str:
+        return "PoolKey(<secret>)"
+
+
+class PoolKeys:
+    """Every keyed function the backends use, derived once from a `PoolKey`."""
+
+    __slots__ = ("_name_key", "_tag_key", "_who_key", "_anchor_cipher", "hash_base")
+
+    def __init__(self, key: PoolKey) -> None:
+        self._name_key = key.derive("entry-name")
+        self._tag_key = key.derive("entry-tag")
+        self._who_key = key.derive("tenant-domain")
+        self._anchor_cipher = Cipher(algorithms.AES(key.derive("anchor")[:16]), modes.ECB())
+        seed = int.from_bytes(key.derive("rolling-base")[:16], "little")
+        self.hash_base = _BASE_FLOOR + seed % (MERSENNE_61 - 1 - _BASE_FLOOR)
+
+    def scope_tag(self, identity_digest: str, domain: str) -> str:
+        """Hex tag of (identity, sharing domain): part of every name and anchor of a scope."""
+        return self._mac(self._who_key, b"scope", identity_digest.encode(), domain.encode())
+
+    def tenant_tag(self, tenant: str) -> str:
+        """What entries and audit lines record instead of a tenant's name."""
+        return self._mac(self._who_key, b"tenant", tenant.encode())[:32]
+
+    def domain_tag(self, domain: str) -> str:
+        return self._mac(self._who_key, b"domain", domain.encode())[:32]
+
+    def entry_name(self, scope_tag: str, token_ids: TokenArray) -> SegmentHash:
+        """The keyed name of the entry holding exactly `token_ids` in that scope."""
+        tokens = np.ascontiguousarray(token_ids, dtype="<u4")
+        return SegmentHash(self._mac(self._name_key, scope_tag.encode(),
+                                     struct.pack("<I", tokens.shape[0]), tokens.tobytes()))
+
+    def anchor_ids(self, scope_tag: str, window_hashes: npt.NDArray[np.uint64]
+                   ) -> list[bytes]:
+        """16-byte anchor id of each window hash in that scope (AES-128 as a PRF)."""
+        blocks = np.empty((window_hashes.shape[0], 2), dtype="<u8")
+        blocks[:, 0] = window_hashes
+        blocks[:, 1] = int(scope_tag[:16], 16)
+        encryptor = self._anchor_cipher.encryptor()
+        out = encryptor.update(blocks.tobytes()) + encryptor.finalize()
+        return [out[i : i + 16] for i in range(0, len(out), 16)]
+
+    def tag(self, *parts: bytes | memoryview) -> bytes:
+        """HMAC-SHA256 over the parts (length-prefixed): an entry's authentication tag."""
+        mac = hmac.new(self._tag_key, digestmod=hashlib.sha256)
+        for part in parts:
+            mac.update(struct.pack("<Q", len(part)))
+            mac.update(part)
+        return mac.digest()
+
+    def check_tag(self, expected: bytes, *parts: bytes | memoryview) -> bool:
+        return hmac.compare_digest(self.tag(*parts), expected)
+
+    @staticmethod
+    def _mac(key: bytes, *parts: bytes) -> str:
+        mac = hmac.new(key, digestmod=hashlib.sha256)
+        for part in parts:
+            mac.update(struct.pack("<I", len(part)))
+            mac.update(part)
+        return mac.hexdigest()

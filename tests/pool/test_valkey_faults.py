@@ -1,0 +1,76 @@
+"""A real Valkey server stopped mid-request, and evicting on its own under maxmemory."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from pool_helpers import TEST_POOL_KEY, kv_for, make_pool, publish, scope, segment
+from prometheus_client.parser import text_string_to_metric_families
+
+from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, Scope, open_pool
+from cacheprune.pool.local_valkey import LocalValkey
+
+NO_MASK = np.zeros(8, dtype=bool)
+
+
+def counter(pool, name: str) -> float:
+    return sum(sample.value for family in text_string_to_metric_families(pool.metrics_text())
+               for sample in family.samples if sample.name == name)
+
+
+def test_server_stopped_mid_request_serves_without_sharing_then_resumes(tmp_path):
+    server = LocalValkey(tmp_path / "valkey")
+    server.start()
+    try:
+        pool = make_pool(64, url=server.url)
+        publish(pool, segment(100, 8))
+        with pool.session("caught", scope()) as session:
+            (match,) = session.lookup(segment(100, 8), NO_MASK)
+            server.stop()  # the server goes away between lookup and read
+            assert session.read(match) is None
+            assert session.lookup(segment(100, 8), NO_MASK) == []
+            keys, values, positions = kv_for(segment(300, 8))
+            session.stage(segment(300, 8), keys, values, positions, NO_MASK, NO_MASK)
+            session.commit()
+        assert session.published == []  # dropped, not raised
+        assert pool.num_leases == 0 and pool.leased_bytes == 0
+        assert counter(pool, "cacheprune_pool_store_errors_total") >= 3
+        server.start()  # back, empty (no persistence): sharing resumes with the next publish
+        assert publish(pool, segment(300, 8)).published
+        with pool.session("after", scope()) as session:
+            (match,) = session.lookup(segment(300, 8), NO_MASK)
+            assert session.read(match) is not None
+    finally:
+        server.stop()
+
+
+def test_entries_evicted_by_the_server_leave_no_dangling_index(tmp_path):
+    shape = KVShape(num_layers=2, num_kv_heads=2, head_dim=256)  # 8 KiB per token
+    config = PoolConfig(kv_shape=shape, budget_bytes=64 * shape.entry_bytes_per_token,
+                        max_context_tokens=64, min_entry_tokens=8, ttl_s=3600.0)
+    who = Scope(EntryIdentity.for_shape("model-a", "policy-1", shape), "tenant-a")
+    with LocalValkey(tmp_path / "valkey", maxmemory="6mb", policy="volatile-lru") as server:
+        pool = open_pool(server.url, config, pool_key=TEST_POOL_KEY)
+        documents = [segment(1000 * k, 64) for k in range(1, 16)]  # 15 x 512 KiB > 6 MiB
+        kv = torch.ones(2, 2, 64, 256)
+        for number, tokens in enumerate(documents):
+            with pool.session(f"p{number}", who) as session:
+                flags = np.zeros(64, dtype=bool)
+                session.stage(tokens, kv, kv, np.arange(64), flags, flags)
+                session.commit()
+        stored = {tuple(map(int, t)) for t in pool.stored_token_ids()}
+        assert 0 < len(stored) < len(documents)  # the server evicted some on its own
+        found = []
+        for number, tokens in enumerate(documents):
+            with pool.session(f"r{number}", who) as session:
+                matches = session.lookup(tokens, np.zeros(64, dtype=bool))
+                found.append(bool(matches) and session.read(matches[0]) is not None)
+        assert {tuple(t) for t, hit in zip(documents, found, strict=True) if hit} == stored
+        dangling = counter(pool, "cacheprune_pool_dangling_anchors_total")
+        assert dangling == len(documents) - len(stored)
+        for number, tokens in enumerate(documents):  # cleaned: not met a second time
+            with pool.session(f"again{number}", who) as session:
+                session.lookup(tokens, np.zeros(64, dtype=bool))
+        assert counter(pool, "cacheprune_pool_dangling_anchors_total") == dangling
+        pool.purge_expired()  # sweeps records no lookup met (none left here)
+        assert pool.num_entries == len(stored)
