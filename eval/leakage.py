@@ -19,7 +19,7 @@ from cacheprune.engine.engine import Engine
 from eval.metrics import recovery
 from eval.workload import Request
 
-_ATTACKED_SLOT = "name"
+ATTACKED_SLOT = "name"
 _ONE_TOKEN = SamplingParams(max_new_tokens=1)
 
 
@@ -38,8 +38,8 @@ def probe_direct(engine: Engine, victims: list[Request]) -> DirectLeakage:
     tokenizer = engine.tokenizer
     score = DirectLeakage()
     for victim in victims:
-        prefix = victim.template.user_text_before(_ATTACKED_SLOT, victim.slot_values)
-        secret = victim.slot_values[_ATTACKED_SLOT]
+        prefix = victim.template.user_text_before(ATTACKED_SLOT, victim.slot_values)
+        secret = victim.slot_values[ATTACKED_SLOT]
         encoding = tokenizer.encode(prefix + secret)
         # The secret's tokens are those holding any of its characters; the first one usually
         # carries the space before it too, so the prober's fixed text stops where it begins.
@@ -50,15 +50,15 @@ def probe_direct(engine: Engine, victims: list[Request]) -> DirectLeakage:
         score.num_private_tokens += len(secret_tokens)
         for i, true_token in enumerate(secret_tokens):
             known = secret_tokens[:i]
-            wrong_token = _wrong_token(true_token, tokenizer.vocab_size)
+            wrong = wrong_token(true_token, tokenizer.vocab_size)
             hits_true = _hits(engine, victim, base, known + [true_token])
-            hits_wrong = _hits(engine, victim, base, known + [wrong_token])
+            hits_wrong = _hits(engine, victim, base, known + [wrong])
             if hits_true > hits_wrong:
                 score.num_recovered += 1
     return score
 
 
-def _wrong_token(token: int, vocab_size: int) -> int:
+def wrong_token(token: int, vocab_size: int) -> int:
     # a plain-text token id far from the true one (ids below ~100 are special or bytes)
     return 100 + (token + vocab_size // 2) % (vocab_size - 100)
 

@@ -10,7 +10,7 @@ from tqdm import tqdm
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import ChatTokenizer, SamplingParams, Transformer
 from cacheprune.engine.engine import Engine
-from cacheprune.engine.sharing import EngineConfig
+from cacheprune.engine.sharing import EngineConfig, RequestRecord
 from eval.hits import count_document_hits
 from eval.leakage import contextual_recovery, probe_direct
 from eval.metrics import rouge_l, token_f1
@@ -103,7 +103,7 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
             results[name].requests.append(_serve(engine, tokenizer, request, sampling,
                                                  request.doc_id in documents_seen))
         documents_seen.add(request.doc_id)
-    victims = _first_request_per_tenant(requests)[:num_victims]
+    victims = first_request_per_tenant(requests)[:num_victims]
     for name, engine in tqdm(engines.items(), desc="attacks (every system)", unit="system"):
         result = results[name]
         result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine, requests)
@@ -116,6 +116,12 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
 def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling: SamplingParams,
            document_seen_before: bool) -> RequestResult:
     record = engine.generate(request.tenant, request.messages, sampling)
+    return request_result(tokenizer, request, record, document_seen_before)
+
+
+def request_result(tokenizer: ChatTokenizer, request: Request, record: RequestRecord,
+                   document_seen_before: bool) -> RequestResult:
+    """The figures of one served request, from its record (any backend)."""
     document_hits, document_tokens = count_document_hits(tokenizer, request, record)
     return RequestResult(
         request_id=request.request_id,
@@ -155,7 +161,7 @@ def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def _first_request_per_tenant(requests: list[Request]) -> list[Request]:
+def first_request_per_tenant(requests: list[Request]) -> list[Request]:
     seen: dict[str, Request] = {}
     for request in requests:
         seen.setdefault(request.tenant, request)

@@ -15,8 +15,9 @@ import torch
 
 from cacheprune.engine.engine import Engine
 from cacheprune.engine.plan import PrefillPlan, PrefillResult, ReusedSpan
-from cacheprune.pool import PoolSession
+from cacheprune.pool import PoolSession, Scope
 from cacheprune.vllm.orders import PrefillOrder
+from cacheprune.vllm.request_log import PrefillFigures
 
 logger = logging.getLogger(__name__)
 
@@ -39,16 +40,20 @@ class BlendedPrefill:
 class PendingPublication:
     """Staged segments of one request, waiting for how the request ended."""
 
-    def __init__(self, stack: contextlib.ExitStack, session: PoolSession) -> None:
+    def __init__(self, stack: contextlib.ExitStack, session: PoolSession,
+                 staged: dict[str, int]) -> None:
         self._stack = stack
         self._session = session
+        self._staged = staged  # segment name -> tokens
 
-    def settle(self, ended_well: bool) -> None:
+    def settle(self, ended_well: bool) -> int:
+        """Publish (the request ended well) or discard; returns the tokens published."""
         if ended_well:
             self._session.commit()
         else:
             self._session.abort("request_did_not_end_well")
         self._stack.close()
+        return sum(self._staged.get(str(name), 0) for name in self._session.published)
 
 
 class Blender:
@@ -56,21 +61,27 @@ class Blender:
         self._engine = engine
         self._device = engine.model.inv_freq.device
 
+    def _scope(self, order: PrefillOrder) -> Scope:
+        engine = self._engine
+        return Scope(engine.identity, order.tenant, engine.config.sharing_domain(order.tenant))
+
     def prefill(self, order: PrefillOrder, local_keys: torch.Tensor | None,
-                local_values: torch.Tensor | None) -> tuple[BlendedPrefill, int]:
+                local_values: torch.Tensor | None) -> tuple[BlendedPrefill, PrefillFigures]:
+        """The prompt's KV, computed as the own engine would (the first
+        `order.num_local_tokens` given, from vLLM's own cache), and what the pool served."""
         engine = self._engine
         token_ids = np.asarray(order.token_ids, dtype=np.int64)
         private = np.asarray(order.private, dtype=np.bool_)
-        with engine.pool.session(order.request_id, engine.model.model_id,
-                                 engine.policy.policy_version) as reading:
+        with engine.pool.session(order.request_id, self._scope(order)) as reading:
             plan = engine._plan(reading, order.tenant, token_ids, private)
-            num_reused = sum(span.length for span in plan.reused)
+            pooled = [(span.start, span.end) for span in plan.reused]
             plan = _with_local_prefix(plan, order.num_local_tokens, local_keys, local_values)
             with torch.device(self._device):
                 result = engine.model.prefill(_on(plan, self._device),
                                               capture=engine._capture() if order.publish
                                               else None)
-        return BlendedPrefill(result), num_reused
+        figures = PrefillFigures(pooled, result.num_recomputed, result.num_computed)
+        return BlendedPrefill(result), figures
 
     def publish(self, order: PrefillOrder, prefilled: BlendedPrefill
                 ) -> PendingPublication | None:
@@ -78,15 +89,18 @@ class Blender:
         token_ids = np.asarray(order.token_ids, dtype=np.int64)
         private = np.asarray(order.private, dtype=np.bool_)
         stack = contextlib.ExitStack()
-        session = stack.enter_context(engine.pool.session(
-            order.request_id, engine.model.model_id, engine.policy.policy_version))
+        session = stack.enter_context(engine.pool.session(order.request_id,
+                                                          self._scope(order)))
         with stack:
             generation = _AsGeneration(prefilled.result)
             published = engine._publish(session, order.tenant, token_ids, private,
                                         generation)  # type: ignore[arg-type]
             if not published:
                 return None
-            return PendingPublication(stack.pop_all(), session)
+            return PendingPublication(stack.pop_all(), session, dict(published))
+
+    def close(self) -> None:
+        self._engine.pool.close()
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ Enable with
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from vllm.forward_context import ForwardContext
     from vllm.v1.outputs import KVConnectorOutput
 
+    from cacheprune.vllm.blend import Blender
     from cacheprune.vllm.scheduler_side import SchedulerSide
     from cacheprune.vllm.worker_side import WorkerSide
 
@@ -62,6 +64,7 @@ class CachePruneConnector(KVConnectorBase_V1):
         # process to read class attributes, and cacheprune's core imports numba, whose
         # presence breaks a vLLM worker later started in that process (docs/vllm.md).
         from cacheprune.vllm import internals
+        from cacheprune.vllm.request_log import RequestLog
         from cacheprune.vllm.scheduler_side import SchedulerSide
         from cacheprune.vllm.startup import (
             check_deployment,
@@ -80,12 +83,18 @@ class CachePruneConnector(KVConnectorBase_V1):
                                             min_tokens=settings.min_shared_tokens)
             return
         block_size = int(vllm_config.cache_config.block_size)
-        blender = open_blender(vllm_config, settings, internals.loaded_model(), policy,
-                               tokenizer)
+        blender = self._open_blender(
+            lambda: open_blender(vllm_config, settings, internals.loaded_model(), policy,
+                                 tokenizer))
         self._worker = WorkerSide(
             blender, block_size, _tile_layout(vllm_config, block_size),
             num_layers=int(vllm_config.model_config.get_num_layers(
-                vllm_config.parallel_config)))
+                vllm_config.parallel_config)),
+            request_log=RequestLog(settings.request_log))
+
+    def _open_blender(self, opener: Callable[[], Blender]) -> Blender:
+        """How the worker gets its `Blender`; a test subclass wraps it to inject faults."""
+        return opener()
 
     @property
     def requires_kv_delivery(self) -> bool:
@@ -113,6 +122,10 @@ class CachePruneConnector(KVConnectorBase_V1):
     def wait_for_save(self) -> None:
         assert self._worker is not None
         self._worker.end_step()
+
+    def shutdown(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
 
     def get_block_ids_with_load_errors(self) -> set[int]:
         assert self._worker is not None

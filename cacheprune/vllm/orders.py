@@ -45,13 +45,10 @@ class StepOrders:
 
 @dataclass(slots=True)
 class WorkerReport:
-    """What a worker tells the scheduler after a step. `settled`: requests whose publication
-    is over (published, discarded, or nothing to publish); `reused_tokens`: pooled tokens each
-    prefill of this step reused."""
+    """What a worker tells the scheduler after a step: the requests whose publication is over
+    (published, discarded, or nothing to publish)."""
 
     settled: set[str] = field(default_factory=set)
-    reused_tokens: dict[str, int] = field(default_factory=dict)
 
     def merge(self, other: WorkerReport) -> WorkerReport:
-        return WorkerReport(self.settled | other.settled,
-                            {**self.reused_tokens, **other.reused_tokens})
+        return WorkerReport(self.settled | other.settled)

@@ -140,6 +140,12 @@ class SchedulerSide:
         vLLM must keep stepping (with empty steps) for the worker to finish it."""
         return bool(self._verdicts) or bool(self._unsettled - self._prefilled)
 
+    @property
+    def num_tracked_requests(self) -> int:
+        """Requests the scheduler side holds any state for (for leak checks)."""
+        return len(set(self._admissions) | self._prefilled | self._unsettled
+                   | set(self._verdicts) | {order.request_id for order in self._orders})
+
     # ---- end of a request ----------------------------------------------------------------
 
     def finished(self, request: Any) -> None:

@@ -37,7 +37,8 @@ class ConnectorSettings(BaseModel):
     tenant_source: TenantSource = "cache_salt"
     publish_mode: PublishMode = "isolated"
     pool_ttl_s: float | None = Field(default=3600.0, gt=0)
-    audit_log: str | None = None
+    audit_log: str | None = None  # the pool's audit log (JSON lines)
+    request_log: str | None = None  # one JSON line per prefill: what the pool served
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

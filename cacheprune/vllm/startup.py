@@ -70,7 +70,7 @@ def engine_config(settings: ConnectorSettings) -> EngineConfig:
     """The own engine's settings, with the few the connector exposes."""
     return EngineConfig(mode="cacheprune", publish_mode=settings.publish_mode,
                         annotator=AnnotatorConfig(min_len=settings.min_shared_tokens),
-                        pool_budget_bytes=settings.pool_budget_bytes,
+                        pool_url=settings.pool_url, pool_budget_bytes=settings.pool_budget_bytes,
                         pool_ttl_s=settings.pool_ttl_s, audit_log_path=settings.audit_log)
 
 

@@ -23,6 +23,7 @@ from cacheprune.vllm import kv_layout
 from cacheprune.vllm.blend import BlendedPrefill, Blender, PendingPublication
 from cacheprune.vllm.kv_layout import TileLayout
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
+from cacheprune.vllm.request_log import RequestLog
 
 logger = logging.getLogger(__name__)
 _LAYER_NUMBER = re.compile(r"\.(\d+)\.")
@@ -50,8 +51,9 @@ class _Queued:
 
 class WorkerSide:
     def __init__(self, blender: Blender, block_size: int, layout: TileLayout,
-                 num_layers: int) -> None:
+                 num_layers: int, request_log: RequestLog) -> None:
         self._blender = blender
+        self._request_log = request_log
         self._block_size = block_size
         self._layout = layout
         self._num_layers = num_layers
@@ -91,7 +93,7 @@ class WorkerSide:
             if order.num_local_tokens:
                 local_keys, local_values = self._gather(order.block_ids, 0,
                                                         order.num_local_tokens)
-            prefilled, num_reused = self._blender.prefill(order, local_keys, local_values)
+            prefilled, figures = self._blender.prefill(order, local_keys, local_values)
             where = self._slots(order.block_ids, order.num_local_tokens, stop)
             for index, layer in enumerate(self._layers):
                 kv_layout.scatter(layer, where, self._layout,
@@ -106,9 +108,9 @@ class WorkerSide:
             first_block = order.num_local_tokens // self._block_size
             self._failed_blocks.update(order.block_ids[first_block:])
             if order.publish:
-                self._report.settled.add(order.request_id)
+                self._mark_settled(order.request_id, 0)
             return
-        self._report.reused_tokens[order.request_id] = num_reused
+        self._request_log.prefill(order.request_id, len(order.token_ids), figures)
         if order.publish:
             self._queued[order.request_id] = _Queued(order, prefilled, self._step)
 
@@ -124,7 +126,7 @@ class WorkerSide:
             if request_id in self._staged:
                 self._settle(request_id, ended_well)
             else:
-                self._report.settled.add(request_id)
+                self._mark_settled(request_id, 0)
         ready = sorted((q for q in self._queued.values() if q.step < self._step),
                        key=lambda q: q.step)
         if self._prefilled_this_step and len(self._queued) <= MAX_QUEUED_PUBLICATIONS:
@@ -143,25 +145,40 @@ class WorkerSide:
             logger.exception("cacheprune: publication of request %s failed", request_id)
             publication = None
         if publication is None:
-            self._report.settled.add(request_id)
+            self._mark_settled(request_id, 0)
         else:
             self._staged[request_id] = publication
 
     def _settle(self, request_id: str, ended_well: bool) -> None:
         publication = self._staged.pop(request_id)
+        published = 0
         try:
-            publication.settle(ended_well)
+            published = publication.settle(ended_well)
         except Exception:  # noqa: BLE001 - a lost publication is only a future miss
             logger.exception("cacheprune: settling the publication of %s failed", request_id)
+        self._mark_settled(request_id, published)
+
+    def _mark_settled(self, request_id: str, num_published_tokens: int) -> None:
+        if request_id in self._report.settled:
+            return
         self._report.settled.add(request_id)
+        self._request_log.settled(request_id, num_published_tokens)
 
     def take_report(self) -> WorkerReport | None:
         report, self._report = self._report, WorkerReport()
-        return report if report.settled or report.reused_tokens else None
+        return report if report.settled else None
 
     def take_failed_blocks(self) -> set[int]:
         failed, self._failed_blocks = self._failed_blocks, set()
         return failed
+
+    def close(self) -> None:
+        """vLLM shuts down: what waits for a verdict is discarded (nothing half-published)."""
+        for request_id in list(self._staged):
+            self._settle(request_id, ended_well=False)
+        self._queued.clear()
+        self._request_log.close()
+        self._blender.close()
 
     @property
     def num_pending_publications(self) -> int:

@@ -1,0 +1,102 @@
+"""Two vLLM instances on one pool, and the request lifecycle on the second: preemption and
+resumption, chunked prefill, an abort, a prefill that fails.
+
+Usage: python lifecycle_scenario.py MODEL_FOLDER POOL_DIR ENGINE_ARGS_JSON PROMPTS_JSON
+PROMPTS_JSON: {"publish": [prompt, salt], "reuse": [prompt, salt], "concurrent": [[prompt,
+salt], ...], "abort": [prompt, salt], "faulty": [prompt, salt], "unsalted": prompt}.
+Prints one line `RESULT {...}`. A script, so that its engines (one with a tiny KV cache and a
+small token budget) are its own.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+GREEDY_TOKENS = 200
+TINY_CACHE_BLOCKS = 24  # 3,072 tokens: three ~1,300-token requests cannot all fit
+TOKEN_BUDGET = 256  # per step: vLLM chunks every prefill it computes itself
+
+
+def events(audit: Path, event: str) -> list[dict]:
+    if not audit.exists():
+        return []
+    return [e for e in map(json.loads, audit.read_text().splitlines()) if e["event"] == event]
+
+
+def wait_for(audit: Path, event: str, count: int, engine=None, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while len(events(audit, event)) < count:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {count} {event!r} audit events")
+        if engine is not None:
+            engine.step()  # an engine driven by hand steps only when asked
+        time.sleep(0.1)
+
+
+def preemptions(llm) -> float:
+    return sum(m.value for m in llm.get_metrics() if m.name == "vllm:num_preemptions")
+
+
+def main() -> None:
+    from vllm import LLM, SamplingParams
+
+    from cacheprune.vllm import kv_transfer_config
+
+    folder, pool_dir = sys.argv[1], Path(sys.argv[2])
+    engine_args, prompts = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    audit = pool_dir.parent / "lifecycle-audit.jsonl"
+    greedy = SamplingParams(temperature=0.0, max_tokens=GREEDY_TOKENS, ignore_eos=True)
+    one = SamplingParams(temperature=0.0, max_tokens=1)
+    result: dict[str, object] = {}
+
+    def request(prompt: str, salt: str | None) -> dict[str, str]:
+        return {"prompt": prompt} if salt is None else {"prompt": prompt, "cache_salt": salt}
+
+    first = LLM(folder, kv_transfer_config=kv_transfer_config(
+        pool_url=f"file://{pool_dir}", audit_log=str(audit)), **engine_args)
+    faulty = kv_transfer_config(pool_url=f"file://{pool_dir}", audit_log=str(audit))
+    faulty.update(kv_connector="FaultyConnector", kv_connector_module_path="faulty_connector")
+    second = LLM(folder, kv_transfer_config=faulty, disable_log_stats=False,
+                 num_gpu_blocks_override=TINY_CACHE_BLOCKS,
+                 max_num_batched_tokens=TOKEN_BUDGET, **engine_args)
+
+    # Two instances: the first publishes, the second reuses.
+    first.generate([request(*prompts["publish"])], one, use_tqdm=False)
+    wait_for(audit, "publish", 1)
+    reused_before = len(events(audit, "reuse"))
+    second.generate([request(*prompts["reuse"])], one, use_tqdm=False)
+    result["reused_across_instances"] = sum(
+        e["num_tokens"] for e in events(audit, "reuse")[reused_before:])
+
+    # Preemption: three long requests at once cannot all keep their blocks.
+    before = preemptions(second)
+    outputs = second.generate([request(p, s) for p, s in prompts["concurrent"]], greedy,
+                              use_tqdm=False)
+    result["preemptions"] = preemptions(second) - before
+    result["concurrent"] = [list(o.outputs[0].token_ids) for o in outputs]
+
+    # A prefill that fails is recomputed by vLLM; a request vLLM chunks itself still works.
+    (faulty_output,) = second.generate([request(*prompts["faulty"])], greedy, use_tqdm=False)
+    result["faulty"] = list(faulty_output.outputs[0].token_ids)
+    (unsalted,) = second.generate([request(prompts["unsalted"], None)], greedy, use_tqdm=False)
+    result["unsalted"] = list(unsalted.outputs[0].token_ids)
+
+    # An abort after the request's segments were staged: they are discarded.
+    engine = second.llm_engine
+    rejected = len(events(audit, "reject"))
+    published = len(events(audit, "publish"))
+    engine.add_request("abort-me", request(*prompts["abort"]),
+                       SamplingParams(temperature=0.0, max_tokens=200, ignore_eos=True))
+    for _ in range(4):  # the prefill, then steps that stage its publication
+        engine.step()
+    engine.abort_request(["abort-me"])
+    wait_for(audit, "reject", rejected + 1, engine)
+    result["published_by_abort"] = len(events(audit, "publish")) - published
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The connector's scheduler half on plain request objects (no vLLM engine): what it offers,
+what it orders, how it ends a request, and that nothing outlives a request never scheduled."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from cacheprune.detectors import load_policy
+from cacheprune.vllm.orders import WorkerReport
+from cacheprune.vllm.scheduler_side import SchedulerSide
+from cacheprune.vllm.settings import parse_settings
+
+SECRET = "alice.moreau@example.com"
+PROMPT = ("Please answer from the handbook below.\n\nMy e-mail is " + SECRET + ".\n\n"
+          + "The office opens at nine and the library keeps the official copy. " * 12
+          + "\n\nQuestion: who keeps the official copy? Answer:")
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from cacheprune.engine.convert import converted_folder
+    from cacheprune.engine.tokenizer import load_tokenizer
+
+    return load_tokenizer(str(converted_folder()))
+
+
+def make_side(tokenizer, **extra) -> SchedulerSide:
+    settings = parse_settings({"pool_url": "memory://", **extra})
+    return SchedulerSide(settings, tokenizer, load_policy(None), min_tokens=64)
+
+
+def request(tokenizer, request_id: str = "r1", salt: str | None = "tenant-a",
+            text: str = PROMPT, **fields) -> SimpleNamespace:
+    ids = tokenizer.encode(text).ids
+    attributes = dict(request_id=request_id, prompt_token_ids=ids, all_token_ids=list(ids),
+                      num_tokens=len(ids), cache_salt=salt, mm_features=[],
+                      prompt_embeds=None, pooling_params=None,
+                      status=SimpleNamespace(name="RUNNING"))
+    attributes.update(fields)
+    return SimpleNamespace(**attributes)
+
+
+def secret_tokens(tokenizer, text: str, secret: str) -> set[int]:
+    """Independent reference: the tokens overlapping the secret's characters (string search)."""
+    start = text.index(secret)
+    end = start + len(secret)
+    return {i for i, (a, b) in enumerate(tokenizer.encode(text).offsets) if a < end and b > start}
+
+
+def test_offers_every_token_but_the_last_beyond_vllms_own_hit(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    assert side.matched_tokens(req, 0) == req.num_tokens - 1
+    assert side.matched_tokens(req, 128) == req.num_tokens - 1 - 128
+
+
+@pytest.mark.parametrize("change, why", [
+    ({"salt": None}, "no cache_salt: isolated"),
+    ({"text": "Hello there, what time is it?"}, "shorter than a segment"),
+    ({"prompt_embeds": object()}, "embeddings"),
+    ({"mm_features": [object()]}, "multimodal"),
+])
+def test_leaves_to_vllm_what_cacheprune_cannot_share(tokenizer, change, why):
+    side = make_side(tokenizer)
+    assert side.matched_tokens(request(tokenizer, **change), 0) == 0, why
+
+
+def test_ids_that_do_not_re_encode_are_private_as_a_whole(tokenizer):
+    """Token ids another tokenization produced: no character span can be trusted."""
+    side = make_side(tokenizer)
+    canonical = tokenizer.encode(PROMPT).ids
+    split = tokenizer.encode("Ple").ids + tokenizer.encode("ase").ids
+    assert tokenizer.decode(split) == tokenizer.decode(canonical[:1])
+    ids = split + canonical[1:]
+    req = request(tokenizer, prompt_token_ids=ids, all_token_ids=ids, num_tokens=len(ids))
+    assert side.matched_tokens(req, 0) == 0
+
+
+def test_without_tenant_source_every_request_is_one_shared_tenant(tokenizer):
+    side = make_side(tokenizer, tenant_source="none")
+    req = request(tokenizer, salt=None)
+    assert side.matched_tokens(req, 0) == req.num_tokens - 1
+    side.after_alloc(req, [3, 4], req.num_tokens - 1)
+    (order,) = side.build_orders().prefills
+    assert order.tenant == "shared"
+
+
+def test_order_carries_the_real_private_mask(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [7, 2, 9], req.num_tokens - 1)
+    orders = side.build_orders()
+    (order,) = orders.prefills
+    flagged = {i for i, flag in enumerate(order.private) if flag}
+    assert secret_tokens(tokenizer, PROMPT, SECRET) <= flagged
+    assert len(flagged) < 20  # the rest of the prompt stays shareable
+    assert (order.tenant, order.block_ids, order.num_local_tokens, order.publish) == \
+        ("tenant-a", (7, 2, 9), 0, True)
+    assert side.build_orders().prefills == []  # one order per allocation
+
+
+def test_a_request_never_scheduled_leaves_nothing_behind(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    for _ in range(3):  # considered again and again, never allocated
+        assert side.matched_tokens(req, 0) == req.num_tokens - 1
+    req.status = SimpleNamespace(name="FINISHED_ABORTED")
+    side.finished(req)
+    orders = side.build_orders()
+    assert orders.prefills == [] and orders.verdicts == {}
+    assert not side.has_pending_publications()
+    assert side.num_tracked_requests == 0
+
+
+@pytest.mark.parametrize("status, publish", [("FINISHED_STOPPED", True),
+                                             ("FINISHED_LENGTH_CAPPED", True),
+                                             ("FINISHED_ABORTED", False),
+                                             ("FINISHED_ERROR", False)])
+def test_verdict_follows_how_the_request_ended(tokenizer, status, publish):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    side.build_orders()
+    assert not side.has_pending_publications()  # running: vLLM steps anyway
+    req.status = SimpleNamespace(name=status)
+    side.finished(req)
+    assert side.has_pending_publications()  # the worker must still settle it
+    assert side.build_orders().verdicts == {"r1": publish}
+    assert side.has_pending_publications()
+    side.worker_reported(WorkerReport({"r1"}))
+    assert not side.has_pending_publications()
+    assert side.num_tracked_requests == 0
+
+
+def test_resumed_request_is_prefilled_again_without_publishing(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    side.build_orders()
+    # Preempted after two generated tokens; vLLM's prefix cache still holds one block.
+    req.all_token_ids = req.all_token_ids + [11, 12]
+    req.num_tokens += 2
+    offered = side.matched_tokens(req, 128)
+    assert offered == req.num_tokens - 1 - 128
+    side.after_alloc(req, [5, 6, 8], offered)
+    (order,) = side.build_orders().prefills
+    assert order.publish is False and order.num_local_tokens == 128
+    assert order.private[-2:] == (True, True)  # generated tokens are never shared
+    assert len(order.token_ids) == req.num_tokens
+
+
+def test_settled_before_the_end_needs_no_verdict(tokenizer):
+    """The worker found nothing to publish: the request's end sends no verdict."""
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    side.build_orders()
+    side.worker_reported(WorkerReport({"r1"}))
+    req.status = SimpleNamespace(name="FINISHED_STOPPED")
+    side.finished(req)
+    assert side.build_orders().verdicts == {}
+    assert not side.has_pending_publications()
