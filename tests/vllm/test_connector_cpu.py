@@ -17,8 +17,8 @@ from conftest import (
     CARLA,
     ENGINE_ARGS,
     POOL_KEY,
-    log_events,
     document_tokens,
+    log_events,
     plain_vllm_greedy,
     profile_first,
     public_document,
@@ -119,7 +119,7 @@ def test_second_tenant_reuses_the_document_behind_its_private_profile(
     in_document = len(document_tokens(tokenizer, prompt, document))
     assert served >= 0.95 * in_document, (served, in_document)
     got, expected = list(output.outputs[0].token_ids), reference["blended"]
-    agreeing = next((i for i, (a, b) in enumerate(zip(got, expected))
+    agreeing = next((i for i, (a, b) in enumerate(zip(got, expected, strict=True))
                      if a != b), len(expected))
     print(f"blended request: {served} of {in_document} document tokens from the pool; "
           f"greedy output equal to plain vLLM for its first {agreeing} of {len(expected)} tokens")
