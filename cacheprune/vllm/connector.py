@@ -24,11 +24,16 @@ from vllm.distributed.kv_transfer.kv_connector.v1.base import (
 from vllm.platforms import current_platform
 
 from cacheprune.vllm.kv_layout import TileLayout, token_major_layout
+from cacheprune.vllm.metrics import CachePrunePromMetrics, CachePruneStats
 from cacheprune.vllm.orders import StepOrders, WorkerReport
 from cacheprune.vllm.settings import ConnectorConfigError, parse_settings
 
 if TYPE_CHECKING:
     from vllm.config import VllmConfig
+    from vllm.distributed.kv_transfer.kv_connector.v1.metrics import (
+        KVConnectorPromMetrics,
+        KVConnectorStats,
+    )
     from vllm.forward_context import ForwardContext
     from vllm.v1.outputs import KVConnectorOutput
 
@@ -126,6 +131,24 @@ class CachePruneConnector(KVConnectorBase_V1):
     def shutdown(self) -> None:
         if self._worker is not None:
             self._worker.close()
+
+    def get_kv_connector_stats(self) -> KVConnectorStats | None:
+        if self._worker is None:  # vLLM asks the scheduler side too: it counts nothing
+            return None
+        figures = self._worker.take_figures()
+        return None if not any(figures.values()) else CachePruneStats(figures)
+
+    @classmethod
+    def build_kv_connector_stats(cls, data: dict[str, Any] | None = None
+                                 ) -> KVConnectorStats | None:
+        return CachePruneStats(data or {})
+
+    @classmethod
+    def build_prom_metrics(cls, vllm_config: VllmConfig, metric_types: Any,
+                           labelnames: list[str], per_engine_labelvalues: dict[int, list[object]]
+                           ) -> KVConnectorPromMetrics:
+        return CachePrunePromMetrics(vllm_config, metric_types, labelnames,
+                                     per_engine_labelvalues)
 
     def get_block_ids_with_load_errors(self) -> set[int]:
         assert self._worker is not None

