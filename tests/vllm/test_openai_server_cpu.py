@@ -16,10 +16,18 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import ALICE, BOB, VLLM_ENV, document_tokens, profile_first, public_document
+from conftest import (
+    ALICE,
+    BOB,
+    REPO,
+    document_tokens,
+    profile_first,
+    public_document,
+    subprocess_env,
+)
 
 pytestmark = pytest.mark.slow
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "vllm.md"
+DOCS = REPO / "docs" / "vllm.md"
 MARKER = "<!-- the server command, run as pasted by tests/vllm/test_openai_server_cpu.py -->"
 
 
@@ -63,11 +71,10 @@ def server(model_folder, tmp_path):
         .replace(".venv/bin/", f"{Path(sys.executable).parent}/") \
         .replace("--port 8000", f"--port {port}") \
         .replace("file:///dev/shm/cacheprune", f"file://{tmp_path / 'pool'}")
-    repo = Path(__file__).resolve().parents[2]
-    env = {**os.environ, **VLLM_ENV, "PYTHONPATH": str(repo)}
+    env = subprocess_env()
     env.pop("CACHEPRUNE_POOL_KEY")  # the documented command sets its own
     log = (tmp_path / "server.log").open("w")
-    process = subprocess.Popen(["bash", "-c", command], cwd=repo, env=env, stdout=log,
+    process = subprocess.Popen(["bash", "-c", command], cwd=REPO, env=env, stdout=log,
                                stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -76,10 +83,11 @@ def server(model_folder, tmp_path):
             try:
                 get(f"{base}/health")
                 break
-            except OSError:
+            except OSError as error:
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError("the server did not start:\n"
-                                         + (tmp_path / "server.log").read_text()[-3000:])
+                                         + (tmp_path / "server.log").read_text()[-3000:]
+                                         ) from error
                 time.sleep(2)
         yield base
     finally:
