@@ -114,7 +114,7 @@ class _Served:
                                 SamplingParams(temperature=0.0, max_tokens=self.max_new_tokens))
         spans: list[tuple[int, int]] = []
         recomputed = published = 0
-        if self.system.connector:
+        if self.system.connector and len(self._log("prefill")) > logged:
             # NOTE: the next request waits for this one's publication, as on the own engine.
             _wait_for(lambda: len(self._log("settled")) > settled)
             for line in self._log("prefill")[logged:]:
