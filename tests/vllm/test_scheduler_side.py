@@ -42,6 +42,16 @@ def request(tokenizer, request_id: str = "r1", salt: str | None = "tenant-a",
     return SimpleNamespace(**attributes)
 
 
+def running(tokenizer) -> tuple[SchedulerSide, SimpleNamespace]:
+    """A scheduler side with one request whose first prefill was ordered."""
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    side.build_orders()
+    return side, req
+
+
 def secret_tokens(tokenizer, text: str, secret: str) -> set[int]:
     """Independent reference: the tokens overlapping the secret's characters (string search)."""
     start = text.index(secret)
@@ -120,11 +130,7 @@ def test_a_request_never_scheduled_leaves_nothing_behind(tokenizer):
                                              ("FINISHED_ABORTED", False),
                                              ("FINISHED_ERROR", False)])
 def test_verdict_follows_how_the_request_ended(tokenizer, status, publish):
-    side = make_side(tokenizer)
-    req = request(tokenizer)
-    side.matched_tokens(req, 0)
-    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
-    side.build_orders()
+    side, req = running(tokenizer)
     assert not side.has_pending_publications()  # running: vLLM steps anyway
     req.status = SimpleNamespace(name=status)
     side.finished(req)
@@ -137,11 +143,7 @@ def test_verdict_follows_how_the_request_ended(tokenizer, status, publish):
 
 
 def test_resumed_request_is_prefilled_again_without_publishing(tokenizer):
-    side = make_side(tokenizer)
-    req = request(tokenizer)
-    side.matched_tokens(req, 0)
-    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
-    side.build_orders()
+    side, req = running(tokenizer)
     # Preempted after two generated tokens; vLLM's prefix cache still holds one block.
     req.all_token_ids = req.all_token_ids + [11, 12]
     req.num_tokens += 2
@@ -156,11 +158,7 @@ def test_resumed_request_is_prefilled_again_without_publishing(tokenizer):
 
 def test_settled_before_the_end_needs_no_verdict(tokenizer):
     """The worker found nothing to publish: the request's end sends no verdict."""
-    side = make_side(tokenizer)
-    req = request(tokenizer)
-    side.matched_tokens(req, 0)
-    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
-    side.build_orders()
+    side, req = running(tokenizer)
     side.worker_reported(WorkerReport({"r1"}))
     req.status = SimpleNamespace(name="FINISHED_STOPPED")
     side.finished(req)
