@@ -14,7 +14,7 @@ Set-ups, each in its own process (one vLLM engine each), all bound to the same c
 Every repeat uses a fresh document variant. TTFT is the wall time of a generate() call for
 one token. With the connector, B is sent once A's segments are published (A's publication
 runs in the engine after A's first token); the share of B's document tokens the pool served
-comes from the pool's audit log. The pool lives in /dev/shm and is removed at the end.
+comes from the connector's request log. The pool lives in /dev/shm and is removed at the end.
 
     python benchmarks/vllm_ttft.py [--repeats 3] [--doc-tokens 2000]
 """
@@ -71,7 +71,7 @@ def prompt(workload: str, tenant: str, document: str) -> str:
     return f"{document}\n\nI am {name} ({email}). {QUESTION} Answer:"
 
 
-def audit_events(path: Path, event: str) -> list[dict]:
+def log_events(path: Path, event: str) -> list[dict]:
     if not path.exists():
         return []
     return [e for e in map(json.loads, path.read_text().splitlines()) if e["event"] == event]
@@ -87,26 +87,27 @@ def run_setup(setup: str, repeats: int, doc_tokens: int, work_dir: Path) -> None
 
     folder = str(converted_folder())
     tokenizer = load_tokenizer(folder)
-    audit = work_dir / "audit.jsonl"
+    request_log = work_dir / "requests.jsonl"
     extra = {}
     if setup == "cacheprune":
         extra["kv_transfer_config"] = kv_transfer_config(
             pool_url=f"file://{work_dir / 'pool'}", pool_budget_bytes=1 << 30,
-            audit_log=str(audit))
+            request_log=str(request_log))
     llm = LLM(folder, dtype="float32", enforce_eager=True, max_model_len=4096, seed=0,
               **extra)
     one_token = SamplingParams(temperature=0.0, max_tokens=1)
 
-    def ttft(text: str, salt: str | None) -> tuple[float, int, int]:
+    def ttft(text: str, salt: str | None) -> tuple[float, int, list[list[int]]]:
         request: dict[str, str] = {"prompt": text}
         if salt is not None:
             request["cache_salt"] = salt
-        served_before = len(audit_events(audit, "reuse"))
+        logged = len(log_events(request_log, "prefill"))
         start = time.perf_counter()
         output = llm.generate([request], one_token, use_tqdm=False)[0]
         seconds = time.perf_counter() - start
-        served = sum(e["num_tokens"] for e in audit_events(audit, "reuse")[served_before:])
-        return seconds, int(output.num_cached_tokens or 0), served
+        spans = [span for line in log_events(request_log, "prefill")[logged:]
+                 for span in line["reused_spans"]]
+        return seconds, int(output.num_cached_tokens or 0), spans
 
     ttft(prompt("profile-first", "a", public_document(tokenizer, 300, "warm-up")), "warm-up")
     modes = ["cacheprune"] if setup == "cacheprune" else ["salted", "unsalted"]
@@ -115,18 +116,21 @@ def run_setup(setup: str, repeats: int, doc_tokens: int, work_dir: Path) -> None
             for mode in modes:
                 document = public_document(tokenizer, doc_tokens, f"{workload}-{repeat}-{mode}")
                 salts = (None, None) if mode == "unsalted" else (f"a{repeat}", f"b{repeat}")
-                published = len(audit_events(audit, "publish"))
+                settled = len(log_events(request_log, "settled"))
                 a_seconds, _, _ = ttft(prompt(workload, "a", document), salts[0])
                 if mode == "cacheprune":  # B comes once A's segments are in the pool
                     deadline = time.monotonic() + 300
-                    while len(audit_events(audit, "publish")) == published \
+                    while len(log_events(request_log, "settled")) == settled \
                             and time.monotonic() < deadline:
                         time.sleep(0.1)
                 b_prompt = prompt(workload, "b", document)
-                b_seconds, b_cached, b_served = ttft(b_prompt, salts[1])
+                b_seconds, b_cached, b_spans = ttft(b_prompt, salts[1])
                 start = b_prompt.index(document)
-                doc_tokens_in_b = sum(1 for a, b in tokenizer.encode(b_prompt).offsets
-                                      if a >= start and b <= start + len(document))
+                in_document = {i for i, (a, b) in enumerate(tokenizer.encode(b_prompt).offsets)
+                               if a >= start and b <= start + len(document)}
+                b_served = sum(1 for first, end in b_spans for i in range(first, end)
+                               if i in in_document)
+                doc_tokens_in_b = len(in_document)
                 print(json.dumps({"workload": workload, "mode": mode, "a_s": a_seconds,
                                   "b_s": b_seconds, "b_cached": b_cached,
                                   "b_pool_tokens": b_served, "b_doc_tokens": doc_tokens_in_b,
@@ -152,10 +156,12 @@ def report(rows: list[dict], workload: str, repeats: int) -> None:
     first = rows[0]
     print(f"\n{workload}: tenant B's TTFT, {first['prompt_tokens']}-token prompt "
           f"({first['doc_words']}-word document), median of {repeats}:")
-    print(f"{'set-up':<12}{'TTFT s':>9}{'cached tokens':>15}{'salted / this':>15}")
+    first_ttft = {m: statistics.median(r["a_s"] for r in rows if r["mode"] == m) for m in modes}
+    print(f"{'set-up':<12}{'TTFT s':>9}{'cached tokens':>15}{'salted / this':>15}"
+          f"{'A (first) s':>13}")
     for mode, seconds in median.items():
         print(f"{mode:<12}{seconds:>9.3f}{cached[mode]:>15.0f}"
-              f"{median['salted'] / seconds:>14.2f}x")
+              f"{median['salted'] / seconds:>14.2f}x{first_ttft[mode]:>13.3f}")
     ratio = median["salted"] / median["cacheprune"]
     ours = [r for r in rows if r["mode"] == "cacheprune"]
     share = statistics.median(r["b_pool_tokens"] / r["b_doc_tokens"] for r in ours)
@@ -181,7 +187,7 @@ def main() -> None:
         rows = measure("cacheprune", args.repeats, args.doc_tokens, work_dir) + \
             measure("plain", args.repeats, args.doc_tokens, work_dir)
     finally:
-        shutil.rmtree(work_dir, ignore_errors=True)  # the pool and its audit log
+        shutil.rmtree(work_dir, ignore_errors=True)  # the pool and the request log
     for workload in WORKLOADS:
         report(rows, workload, args.repeats)
 
