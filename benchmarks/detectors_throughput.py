@@ -21,7 +21,8 @@ from collections.abc import Callable
 import torch
 
 from cacheprune.detectors import DetectorChain, load_policy, token_mask
-from cacheprune.engine import PrefillPlan, load_default, load_tokenizer
+from cacheprune.engine import PrefillPlan, load_default
+from cacheprune.models import load_tokenizer
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

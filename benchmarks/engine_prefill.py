@@ -14,17 +14,17 @@ import sys
 import time
 
 import torch
+from peak_memory import peak_rss_bytes, reset_peak_rss
 
 from cacheprune.engine import (
     AttentionCapture,
     PrefillPlan,
     ReusedSpan,
     SamplingParams,
-    converted_folder,
     generate,
     load_model,
 )
-from cacheprune.engine.memory import peak_rss_bytes, reset_peak_rss
+from cacheprune.models import converted_folder
 
 MiB = 1024 * 1024
 

@@ -13,8 +13,8 @@ import argparse
 
 from cacheprune.annotator import AnnotatorConfig, RecomputeAboveShare, RecomputeTopFraction
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams, load_default
-from cacheprune.engine.sharing import EngineConfig
+from cacheprune.engine import load_default
+from cacheprune.serving import EngineConfig, SamplingParams
 from eval.data import load_documents, project_data_dir
 from eval.runner import compare_with_reference, run_systems
 from eval.workload import WorkloadConfig, build_requests

@@ -81,8 +81,8 @@ def run_setup(setup: str, repeats: int, doc_tokens: int, work_dir: Path) -> None
     """One engine; prints a JSON line per measurement."""
     from vllm import LLM, SamplingParams
 
-    from cacheprune.engine.convert import converted_folder
-    from cacheprune.engine.tokenizer import load_tokenizer
+    from cacheprune.models.convert import converted_folder
+    from cacheprune.models.tokenizer import load_tokenizer
     from cacheprune.vllm import kv_transfer_config
 
     folder = str(converted_folder())

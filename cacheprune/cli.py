@@ -19,7 +19,7 @@ def _convert(argv: Sequence[str]) -> int:
     parser.add_argument("--out", type=Path, help="target folder (default: the cache, "
                         "$CACHEPRUNE_CACHE or ~/.cache/cacheprune/models/...)")
     args = parser.parse_args(argv)
-    from cacheprune.engine import ModelLoadError, converted_folder
+    from cacheprune.models import ModelLoadError, converted_folder
 
     try:
         folder = converted_folder(args.model, out=args.out)

@@ -14,10 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams, load_default
-from cacheprune.engine.convert import converted_folder
-from cacheprune.engine.sources import model_identity
-from cacheprune.engine.tokenizer import load_tokenizer
+from cacheprune.engine import load_default
+from cacheprune.models import converted_folder, load_tokenizer, model_identity
+from cacheprune.serving import SamplingParams
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import SYSTEMS, compare_with_reference, run_systems

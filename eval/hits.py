@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from cacheprune.engine import ChatTokenizer
-from cacheprune.engine.prompt import render_prompt
-from cacheprune.engine.sharing import RequestRecord
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving import RequestRecord
+from cacheprune.serving.prompt import render_prompt
 from eval.workload import Request
 
 

@@ -3,7 +3,8 @@
 direct: a PromptPeek-style prober who knows the prompt template attacks each victim's first
 private slot (the name in the profile) token by token: for every token it sends the template
 up to the slot plus the true tokens so far followed by (a) the true next token and (b) a wrong
-one, and reads the engine's reported hit count, the strongest timing oracle. A token counts
+one, then the template's public text up to the next slot, and reads the engine's reported hit
+count, the strongest timing oracle. A token counts
 as recovered when the true guess gets more hits than the wrong one.
 
 contextual: what can be read back from what the shared caches hold: the share of private
@@ -14,8 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cacheprune.engine import SamplingParams
-from cacheprune.engine.engine import Engine
+from cacheprune.serving import Engine, SamplingParams
 from eval.metrics import recovery
 from eval.workload import Request
 
@@ -65,16 +65,17 @@ def wrong_token(token: int, vocab_size: int) -> int:
 
 def _hits(engine: Engine, victim: Request, prefix: str, guess_ids: list[int]) -> int:
     guess = engine.tokenizer.decode(guess_ids)
+    # The public text after the slot (the prober knows the template) makes the probe long
+    # enough to reach the pool's index windows whether the guess is right or wrong.
+    after = victim.template.public_text_after(ATTACKED_SLOT)
     messages = [{"role": "system", "content": victim.template.system},
-                {"role": "user", "content": prefix + guess}]
+                {"role": "user", "content": prefix + guess + after}]
     return engine.generate("prober", messages, _ONE_TOKEN).num_hit_tokens
 
 
 def contextual_recovery(engine: Engine, requests: list[Request]) -> tuple[float, float]:
     """(exact, fuzzy) share of the requests' private values readable from the caches."""
-    stored = [engine.tokenizer.decode(ids.tolist()) for ids in engine.pool.stored_token_ids()]
-    stored += [engine.tokenizer.decode(p.token_ids.tolist())
-               for p in engine.prefix_store.cached_prompts()]
+    stored = [engine.tokenizer.decode(ids.tolist()) for ids in engine.cached_token_ids()]
     text = "\n".join(stored)
     values = [value for request in requests for value in request.private_values]
     if not values or not text:

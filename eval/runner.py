@@ -8,9 +8,9 @@ from dataclasses import asdict, dataclass, field
 from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
-from cacheprune.engine import ChatTokenizer, SamplingParams, Transformer
-from cacheprune.engine.engine import Engine
-from cacheprune.engine.sharing import EngineConfig, RequestRecord
+from cacheprune.engine import Transformer
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving import Engine, EngineConfig, RequestRecord, SamplingParams
 from eval.hits import count_document_hits
 from eval.leakage import contextual_recovery, probe_direct
 from eval.metrics import rouge_l, token_f1

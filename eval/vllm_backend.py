@@ -29,10 +29,10 @@ import numpy as np
 from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
-from cacheprune.engine import ChatTokenizer
 from cacheprune.engine.generate import RequestStats
-from cacheprune.engine.prompt import render_prompt
-from cacheprune.engine.sharing import RequestRecord
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving import RequestRecord
+from cacheprune.serving.prompt import render_prompt
 from eval.metrics import recovery
 from eval.runner import SystemResult, first_request_per_tenant, request_result
 from eval.vllm_probe import probe_cached_counts

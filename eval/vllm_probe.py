@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cacheprune.engine import ChatTokenizer
-from cacheprune.engine.prompt import render_prompt
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving.prompt import render_prompt
 from eval.leakage import ATTACKED_SLOT, DirectLeakage, wrong_token
 from eval.workload import Request
 

@@ -19,7 +19,7 @@ def hf_reference():
     import torch
     from transformers import AutoModelForCausalLM
 
-    from cacheprune.engine.sources import default_model_path
+    from cacheprune.models.sources import default_model_path
 
     path = default_model_path()
     model = AutoModelForCausalLM.from_pretrained(

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from cacheprune.detectors.base import DetectorConfigError, DetectorUnavailableError
-from cacheprune.detectors.mask import BoolMask, TokenMask
+from cacheprune.detectors.mask import TokenMask
 from cacheprune.detectors.policy import DetectionPolicy, load_policy
+from cacheprune.tokens import MaskArray
 
 OPEN, CLOSE = "⟦", "⟧"
 
@@ -82,12 +83,12 @@ def _char_offsets(text: str) -> list[tuple[int, int]]:
 
 
 def _token_offsets(text: str, source: str | None) -> list[tuple[int, int]]:
-    from cacheprune.engine.tokenizer import load_tokenizer
+    from cacheprune.models.tokenizer import load_tokenizer
 
     return [(int(s), int(e)) for s, e in load_tokenizer(source).encode(text).offsets]
 
 
-def marked_text(text: str, offsets: Sequence[tuple[int, int]], mask: BoolMask) -> str:
+def marked_text(text: str, offsets: Sequence[tuple[int, int]], mask: MaskArray) -> str:
     """The text with each run of private units (tokens or characters) between ⟦ ⟧."""
     pieces: list[str] = []
     cursor = 0

@@ -6,19 +6,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from cacheprune.detectors.base import Span
 from cacheprune.detectors.chain import CharRange, DetectionResult, DetectorChain
-
-BoolMask = npt.NDArray[np.bool_]
+from cacheprune.tokens import MaskArray
 
 
 @dataclass(slots=True)
 class TokenMask:
     """The mask of one request and the detection it came from."""
 
-    mask: BoolMask
+    mask: MaskArray
     detection: DetectionResult
 
     @property
@@ -31,7 +29,7 @@ def token_mask(
     offsets: Sequence[tuple[int, int]],
     num_tokens: int | None = None,
     widen: int = 0,
-) -> BoolMask:
+) -> MaskArray:
     """A token is private if any of its characters lies in a span; then widen by `widen` tokens.
 
     `offsets` are the tokenizer's per-token [start, end) character offsets. Tokens with no
@@ -62,7 +60,7 @@ def token_mask(
     return widen_mask(mask, widen)
 
 
-def widen_mask(mask: BoolMask, widen: int) -> BoolMask:
+def widen_mask(mask: MaskArray, widen: int) -> MaskArray:
     """Also mark the `widen` tokens on each side of every private token."""
     if widen == 0 or not mask.any():
         return mask

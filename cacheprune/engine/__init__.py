@@ -1,8 +1,6 @@
-"""The model side of cacheprune: loading real checkpoints, a prefill that reuses cached KV at
-new positions, attention capture for the annotator, and decoding."""
+"""The model runtime: our transformer, a prefill that reuses cached KV at new positions,
+attention capture for the annotator, decoding, and loading real checkpoints into it."""
 
-from cacheprune.engine.config import ModelConfig, ModelLoadError
-from cacheprune.engine.convert import converted_folder
 from cacheprune.engine.generate import Generation, RequestStats, SamplingParams, generate
 from cacheprune.engine.loader import load_default, load_model
 from cacheprune.engine.model import Transformer
@@ -14,16 +12,11 @@ from cacheprune.engine.plan import (
     PrefillResult,
     ReusedSpan,
 )
-from cacheprune.engine.tokenizer import ChatTokenizer, Encoding, load_tokenizer
 
 __all__ = [
     "AttentionCapture",
-    "ChatTokenizer",
-    "Encoding",
     "Generation",
     "KVBuffer",
-    "ModelConfig",
-    "ModelLoadError",
     "PlanError",
     "PrefillPlan",
     "PrefillResult",
@@ -31,9 +24,7 @@ __all__ = [
     "ReusedSpan",
     "SamplingParams",
     "Transformer",
-    "converted_folder",
     "generate",
     "load_default",
     "load_model",
-    "load_tokenizer",
 ]

@@ -4,7 +4,7 @@ model's stop tokens, and the per-request figures callers need (TTFT, token count
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -39,7 +39,6 @@ class RequestStats:
     prefill_s: float
     decode_s: float = 0.0
     num_generated: int = 0
-    peak_rss_bytes: int | None = None  # set by callers that measure it (see engine.memory)
 
 
 @dataclass(slots=True)
@@ -48,7 +47,6 @@ class Generation:
     prefill: PrefillResult
     stats: RequestStats
     finish_reason: str  # "stop" or "length"
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 def sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None) -> int:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 
-from cacheprune.engine.convert import converted_folder
-from cacheprune.engine.gguf_loader import load_gguf
-from cacheprune.engine.hf_loader import load_hf_folder
 from cacheprune.engine.model import Transformer
-from cacheprune.engine.sources import model_identity, resolve_source
-from cacheprune.engine.tokenizer import (
+from cacheprune.models.convert import converted_folder
+from cacheprune.models.gguf_loader import load_gguf
+from cacheprune.models.hf_loader import load_hf_folder
+from cacheprune.models.sources import model_identity, resolve_source
+from cacheprune.models.tokenizer import (
     ChatTokenizer,
     tokenizer_from_gguf_metadata,
     tokenizer_from_hf_folder,

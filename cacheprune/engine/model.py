@@ -14,10 +14,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from cacheprune.engine.capture import CaptureState, attend_and_capture
-from cacheprune.engine.config import ModelConfig, ModelLoadError
 from cacheprune.engine.linear import Linear
 from cacheprune.engine.plan import AttentionCapture, KVBuffer, PrefillPlan, PrefillResult
 from cacheprune.engine.rope import apply_rope, cos_sin, inverse_frequencies, move_keys
+from cacheprune.models.config import ModelConfig, ModelLoadError
 
 
 class RMSNorm(nn.Module):

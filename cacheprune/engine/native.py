@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from cacheprune.engine.sources import cache_root
+from cacheprune.models.sources import cache_root
 
 logger = logging.getLogger(__name__)
 

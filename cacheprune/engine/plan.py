@@ -7,7 +7,7 @@ from typing import Sequence
 
 import torch
 
-from cacheprune.engine.config import ModelConfig
+from cacheprune.models.config import ModelConfig
 
 
 class PlanError(ValueError):

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from cacheprune.engine.config import ModelConfig
+from cacheprune.models.config import ModelConfig
 
 
 def inverse_frequencies(config: ModelConfig) -> torch.Tensor:

@@ -27,7 +27,8 @@ from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import SegmentKV, ValidSegment
 from cacheprune.pool.keys import TAG_BYTES, PoolKeys
 from cacheprune.pool.store import EntryIdentity
-from cacheprune.retriever.identity import SegmentHash, TokenArray
+from cacheprune.retriever.identity import SegmentHash
+from cacheprune.tokens import TokenArray
 
 MAGIC = b"CPKV"
 VERSION = 2

@@ -12,8 +12,9 @@ import torch
 
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import InvalidEntryError, PrivateTokenError
-from cacheprune.retriever.identity import SegmentHash, TokenArray, as_token_array
+from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.index import IndexedSegment
+from cacheprune.tokens import TokenArray, as_token_array
 
 if TYPE_CHECKING:
     from cacheprune.pool.store import SegmentData

@@ -48,14 +48,8 @@ from cacheprune.pool.errors import (
 )
 from cacheprune.pool.file_entry import EntryFile, entry_file_name, parse_entry_file_name
 from cacheprune.pool.metrics import PoolMetrics
-from cacheprune.retriever.identity import (
-    SegmentHash,
-    TokenArray,
-    as_mask_array,
-    as_token_array,
-    segment_hash,
-)
-from cacheprune.retriever.matching import common_prefix_length
+from cacheprune.retriever.identity import SegmentHash, segment_hash
+from cacheprune.tokens import TokenArray, as_mask_array, as_token_array, common_prefix_length
 
 _OWNER = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 # A lease or staged file older than this belongs to a process that died without cleaning up.

@@ -27,8 +27,9 @@ import numpy.typing as npt
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from cacheprune.pool.errors import PoolConfigError
-from cacheprune.retriever.identity import SegmentHash, TokenArray
+from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.rolling import MERSENNE_61
+from cacheprune.tokens import TokenArray
 
 POOL_KEY_ENV = "CACHEPRUNE_POOL_KEY"
 MIN_KEY_BYTES = 16

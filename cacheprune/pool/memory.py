@@ -25,9 +25,10 @@ from cacheprune.pool.store import (
     SegmentData,
     StagedSegment,
 )
-from cacheprune.retriever.identity import MaskArray, SegmentHash, TokenArray
+from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.index import IndexedSegment, PrefixIndex
 from cacheprune.retriever.matching import Match, find_matches
+from cacheprune.tokens import MaskArray, TokenArray
 
 
 def _info(entry: PoolEntry) -> EntryInfo:

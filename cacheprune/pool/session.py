@@ -36,8 +36,9 @@ from cacheprune.pool.errors import (
     SessionTimeoutError,
 )
 from cacheprune.pool.store import Lease, Scope, SegmentData, StagedSegment
-from cacheprune.retriever.identity import SegmentHash, as_mask_array, as_token_array
+from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.matching import Match
+from cacheprune.tokens import as_mask_array, as_token_array
 
 if TYPE_CHECKING:
     from cacheprune.pool.store import PoolStore

@@ -40,10 +40,11 @@ from cacheprune.pool.store import (
     SegmentData,
     StagedSegment,
 )
-from cacheprune.retriever.identity import MaskArray, SegmentHash, TokenArray
+from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.index import IndexedSegment, PrefixIndex
 from cacheprune.retriever.matching import Match, find_matches
 from cacheprune.retriever.rolling import window_hashes
+from cacheprune.tokens import MaskArray, TokenArray
 
 RECORD = struct.Struct("<32sII")  # entry name (raw SHA-256), anchor offset, head length
 

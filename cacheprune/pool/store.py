@@ -55,8 +55,9 @@ import torch
 
 from cacheprune.pool.config import KVShape, PoolConfig
 from cacheprune.pool.entry import EntryInfo, SegmentKV
-from cacheprune.retriever.identity import MaskArray, SegmentHash, TokenArray
+from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.matching import Match
+from cacheprune.tokens import MaskArray, TokenArray
 
 if TYPE_CHECKING:
     from cacheprune.pool.keys import PoolKeys

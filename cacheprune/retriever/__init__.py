@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cacheprune.retriever.identity import SegmentHash, as_token_array, segment_hash
+from cacheprune.retriever.identity import SegmentHash, segment_hash
 from cacheprune.retriever.index import IndexedSegment, PrefixIndex
 from cacheprune.retriever.matching import Match, MatchResult, find_matches
 from cacheprune.retriever.rolling import MERSENNE_61, random_base, window_hashes
@@ -14,7 +14,6 @@ __all__ = [
     "MatchResult",
     "PrefixIndex",
     "SegmentHash",
-    "as_token_array",
     "find_matches",
     "random_base",
     "segment_hash",

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cacheprune.retriever.identity import SegmentHash, TokenArray
+from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.rolling import check_base, prefix_key
+from cacheprune.tokens import TokenArray
 
 
 @dataclass(slots=True, frozen=True)

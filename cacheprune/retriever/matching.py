@@ -18,15 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from cacheprune.retriever.cover import best_cover
-from cacheprune.retriever.identity import (
-    SegmentHash,
-    TokenArray,
-    as_mask_array,
-    as_token_array,
-    segment_hash,
-)
+from cacheprune.retriever.identity import SegmentHash, segment_hash
 from cacheprune.retriever.index import IndexedSegment, PrefixIndex
 from cacheprune.retriever.rolling import window_hashes
+from cacheprune.tokens import TokenArray, as_mask_array, as_token_array, common_prefix_length
 
 
 @dataclass(slots=True, frozen=True)
@@ -58,12 +53,6 @@ class MatchResult:
     def num_matched_tokens(self) -> int:
         return sum(match.length for match in self.matches)
 
-
-def common_prefix_length(a: npt.NDArray[np.integer], b: npt.NDArray[np.integer]) -> int:
-    """How many leading tokens two id arrays share."""
-    limit = min(a.shape[0], b.shape[0])
-    differs = np.flatnonzero(a[:limit] != b[:limit])
-    return int(differs[0]) if differs.size else limit
 
 
 def _run_ends(private_mask: npt.NDArray[np.bool_], positions: npt.NDArray[np.intp]) -> list[int]:

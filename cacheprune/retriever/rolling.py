@@ -12,7 +12,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from cacheprune.retriever.identity import MaskArray, TokenArray
+from cacheprune.tokens import MaskArray, TokenArray
 
 MERSENNE_61 = (1 << 61) - 1
 

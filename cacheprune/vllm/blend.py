@@ -1,25 +1,28 @@
 """One vLLM request planned, prefilled and published exactly as cacheprune's own engine serves
-it: the same sharing strategy, pool, identity and annotator, over vLLM's model.
+it: the engine's sharing strategy, pool, identity and annotator, over vLLM's model.
 
-Every pool call of the connector is in this module.
+Every pool call of the connector goes through here. The steps the own engine takes inside one
+pool session are split in two sessions, because vLLM's request outlives its prefill:
+- reading (`prefill`): the strategy's plan (lookup, read), the prefill; the session, and with
+  it every lease, ends before the KV goes into vLLM's blocks;
+- publishing (`publish`): the strategy's publication, staged in a session that stays open
+  until the request ends, then committed or aborted (`PendingPublication.settle`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from cacheprune.engine.engine import Engine
 from cacheprune.engine.plan import PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import PoolSession, Scope
+from cacheprune.serving import Engine
+from cacheprune.serving.request import ServedRequest
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -61,69 +64,72 @@ class Blender:
         self._engine = engine
         self._device = engine.model.inv_freq.device
 
-    def _scope(self, order: PrefillOrder) -> Scope:
-        engine = self._engine
-        return Scope(engine.identity, order.tenant, engine.config.sharing_domain(order.tenant))
-
     def prefill(self, order: PrefillOrder, local_keys: torch.Tensor | None,
                 local_values: torch.Tensor | None) -> tuple[BlendedPrefill, PrefillFigures]:
         """The prompt's KV, computed as the own engine would (the first
         `order.num_local_tokens` given, from vLLM's own cache), and what the pool served."""
-        engine = self._engine
-        token_ids = np.asarray(order.token_ids, dtype=np.int64)
-        private = np.asarray(order.private, dtype=np.bool_)
+        engine, strategy = self._engine, self._engine.strategy
+        request = _served_request(order)
         with engine.pool.session(order.request_id, self._scope(order)) as reading:
-            plan = engine._plan(reading, order.tenant, token_ids, private)
-            pooled = [(span.start, span.end) for span in plan.reused]
-            plan = _with_local_prefix(plan, order.num_local_tokens, local_keys, local_values)
+            plan = strategy.plan(request, reading)
+            pooled = _cut(plan.reused, order.num_local_tokens)
+            if local_keys is not None and local_values is not None:
+                local = ReusedSpan(0, local_keys, local_values,
+                                   torch.arange(order.num_local_tokens))
+                plan = PrefillPlan(plan.token_ids, [local, *pooled])
+            else:
+                plan = PrefillPlan(plan.token_ids, pooled)
             with torch.device(self._device):
-                result = engine.model.prefill(_on(plan, self._device),
-                                              capture=engine._capture() if order.publish
-                                              else None)
-        figures = PrefillFigures(pooled, result.num_recomputed, result.num_computed)
+                result = engine.model.prefill(
+                    _on(plan, self._device),
+                    capture=strategy.capture() if order.publish else None)
+        figures = PrefillFigures([(span.start, span.end) for span in pooled],
+                                 result.num_recomputed, result.num_computed)
         return BlendedPrefill(result), figures
 
     def publish(self, order: PrefillOrder, prefilled: BlendedPrefill
                 ) -> PendingPublication | None:
+        """Stage the request's segments; None when there is nothing to publish."""
         engine = self._engine
-        token_ids = np.asarray(order.token_ids, dtype=np.int64)
-        private = np.asarray(order.private, dtype=np.bool_)
         stack = contextlib.ExitStack()
         session = stack.enter_context(engine.pool.session(order.request_id,
                                                           self._scope(order)))
         with stack:
-            generation = _AsGeneration(prefilled.result)
-            published = engine._publish(session, order.tenant, token_ids, private,
-                                        generation)  # type: ignore[arg-type]
+            published = engine.strategy.publish(_served_request(order), session,
+                                                prefilled.result)
             if not published:
                 return None
-            return PendingPublication(stack.pop_all(), session, dict(published))
+            staged = {p.segment_hash: p.num_tokens for p in published}
+            return PendingPublication(stack.pop_all(), session, staged)
 
     def close(self) -> None:
         self._engine.pool.close()
 
+    def _scope(self, order: PrefillOrder) -> Scope:
+        engine = self._engine
+        return Scope(engine.identity, order.tenant, engine.config.sharing_domain(order.tenant))
 
-@dataclass(slots=True)
-class _AsGeneration:
-    prefill: PrefillResult
+
+def _served_request(order: PrefillOrder) -> ServedRequest:
+    return ServedRequest(request_id=order.request_id, tenant=order.tenant,
+                         token_ids=np.asarray(order.token_ids, dtype=np.int64),
+                         private=np.asarray(order.private, dtype=np.bool_),
+                         failed_closed_reason=None)
 
 
-def _with_local_prefix(plan: PrefillPlan, num_local: int, keys: torch.Tensor | None,
-                       values: torch.Tensor | None) -> PrefillPlan:
-    """The plan with its first `num_local` tokens taken from vLLM's prefix cache (KV already
-    at their positions); pooled spans are cut to start after them."""
-    if num_local == 0 or keys is None or values is None:
-        return plan
-    spans = [ReusedSpan(0, keys, values, torch.arange(num_local))]
-    for span in plan.reused:
+def _cut(spans: list[ReusedSpan], num_local: int) -> list[ReusedSpan]:
+    """Pooled spans cut to start after the first `num_local` tokens, whose KV vLLM's own
+    prefix cache holds already (at their positions)."""
+    kept = []
+    for span in spans:
         cut = max(num_local - span.start, 0)
         if cut >= span.length:
             continue
-        spans.append(ReusedSpan(
+        kept.append(span if cut == 0 else ReusedSpan(
             span.start + cut, span.keys[:, :, cut:], span.values[:, :, cut:],
             span.source_positions[cut:],
             None if span.recompute is None else span.recompute[cut:]))
-    return PrefillPlan(plan.token_ids, spans)
+    return kept
 
 
 def _on(plan: PrefillPlan, device: torch.device) -> PrefillPlan:

@@ -32,9 +32,9 @@ from torch import nn
 from vllm.model_executor.models.llama import LlamaForCausalLM
 from vllm.model_executor.models.qwen2 import Qwen2ForCausalLM
 
-from cacheprune.engine.config import ModelConfig
 from cacheprune.engine.model import Block, Transformer
 from cacheprune.engine.rope import inverse_frequencies
+from cacheprune.models import ModelConfig
 from cacheprune.vllm import MODEL_CLASSES
 from cacheprune.vllm.kv_layout import TileLayout, layout_from_markers
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from cacheprune.detectors import DetectionPolicy
-from cacheprune.engine.tokenizer import ChatTokenizer
-from cacheprune.retriever.identity import MaskArray
+from cacheprune.models.tokenizer import ChatTokenizer
+from cacheprune.tokens import MaskArray
 
 
 @dataclass(slots=True, frozen=True)

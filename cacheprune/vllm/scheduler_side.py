@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cacheprune.detectors import DetectionPolicy
-from cacheprune.engine.tokenizer import ChatTokenizer
+from cacheprune.models import ChatTokenizer
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
 from cacheprune.vllm.prompt_mask import mask_prompt
 from cacheprune.vllm.settings import ConnectorSettings

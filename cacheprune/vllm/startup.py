@@ -15,12 +15,9 @@ from torch import nn
 
 from cacheprune.annotator import AnnotatorConfig
 from cacheprune.detectors import DetectionPolicy, DetectorConfigError, load_policy
-from cacheprune.engine.config import ModelLoadError
-from cacheprune.engine.engine import Engine
-from cacheprune.engine.hf_loader import read_config
-from cacheprune.engine.sharing import EngineConfig
-from cacheprune.engine.sources import model_identity
-from cacheprune.engine.tokenizer import ChatTokenizer, load_tokenizer
+from cacheprune.models import ChatTokenizer, ModelLoadError, load_tokenizer, model_identity
+from cacheprune.models.hf_loader import read_config
+from cacheprune.serving import Engine, EngineConfig
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.settings import ConnectorConfigError, ConnectorSettings
 

@@ -105,3 +105,17 @@ class PromptTemplate:
             else:
                 pieces.append(part.text)
         raise AssertionError("unreachable: the slot was found in slot_names")
+
+    def public_text_after(self, slot: str) -> str:
+        """The literal text that follows `slot` up to the next slot: public, so a prober sends
+        it after its guess (a probe must be long enough to reach the pool's index windows)."""
+        if slot not in self.slot_names:
+            raise ValueError(f"unknown slot {slot!r}; slots: {list(self.slot_names)}")
+        index = next(i for i, part in enumerate(self.user_parts)
+                     if isinstance(part, Slot) and part.name == slot)
+        pieces: list[str] = []
+        for part in self.user_parts[index + 1:]:
+            if isinstance(part, Slot):
+                break
+            pieces.append(part.text)
+        return "".join(pieces)

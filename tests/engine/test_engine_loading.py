@@ -8,9 +8,10 @@ import shutil
 import pytest
 import torch
 
-from cacheprune.engine import ModelLoadError, PlanError, PrefillPlan, ReusedSpan, load_model
-from cacheprune.engine.hf_loader import load_hf_folder
+from cacheprune.engine import PlanError, PrefillPlan, ReusedSpan, load_model
 from cacheprune.engine.model import Transformer
+from cacheprune.models import ModelLoadError
+from cacheprune.models.hf_loader import load_hf_folder
 
 TINY = dict(vocab_size=96, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
@@ -50,7 +51,7 @@ def test_hf_folder_families_match_transformers(tmp_path, kind):
 def test_converted_folder_loads_in_transformers_and_ours(default_model, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from cacheprune.engine import converted_folder
+    from cacheprune.models import converted_folder
 
     model, tokenizer = default_model
     folder = converted_folder(None, out=tmp_path / "smollm2")
@@ -151,7 +152,7 @@ def test_bad_prompts_and_plans(default_model):
 def test_missing_default_model_package_names_the_fix(monkeypatch):
     import importlib.util
 
-    from cacheprune.engine.sources import default_model_path
+    from cacheprune.models.sources import default_model_path
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
@@ -161,7 +162,7 @@ def test_missing_default_model_package_names_the_fix(monkeypatch):
 
 
 def test_copied_gguf_gets_same_identity(tmp_path):
-    from cacheprune.engine.sources import default_model_path, model_identity
+    from cacheprune.models.sources import default_model_path, model_identity
 
     source = default_model_path()
     copy = tmp_path / source.name

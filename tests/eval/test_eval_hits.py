@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams
-from cacheprune.engine.engine import Engine
-from cacheprune.engine.prompt import render_prompt
+from cacheprune.serving import Engine, SamplingParams
+from cacheprune.serving.prompt import render_prompt
 from eval.data import load_documents, project_data_dir
 from eval.hits import count_document_hits, document_token_mask
 from eval.workload import WorkloadConfig, build_requests

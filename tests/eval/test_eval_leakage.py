@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams
-from cacheprune.engine.engine import Engine
-from cacheprune.engine.sharing import EngineConfig
+from cacheprune.detectors.policy import default_policy_path, policy_from_data
+from cacheprune.detectors.yaml_io import read_yaml
+from cacheprune.serving import Engine, EngineConfig, SamplingParams
+from cacheprune.serving.prompt import render_prompt
 from eval.data import load_documents, project_data_dir
 from eval.leakage import contextual_recovery, probe_direct
 from eval.workload import WorkloadConfig, build_requests
@@ -38,3 +39,29 @@ def test_prober_against_global_cache_and_cacheprune(default_model, victim, mode)
     else:
         assert leak.num_recovered == 0
         assert exact == 0.0
+
+
+def test_prober_recovers_from_cacheprune_a_name_the_detectors_missed(default_model, victim):
+    """Positive control for the cacheprune branch above: with person names dropped from the
+    policy (a detector miss), cacheprune publishes the name like public text and the same
+    prober and the same contextual reading find it. Their zeros above are measurements."""
+    model, tokenizer = default_model
+    data = read_yaml(default_policy_path())
+    data["thresholds"] = {**data.get("thresholds", {}), "PERSON": 1.0}
+    blind = policy_from_data(data, "names-dropped", default_policy_path().parent)
+    engine = Engine(model, tokenizer, blind, EngineConfig(mode="cacheprune"))
+    record = engine.generate(victim.tenant, victim.messages, SamplingParams(max_new_tokens=1))
+    text, _ = render_prompt(tokenizer, victim.messages, ())
+    start = text.index(victim.slot_values["name"])
+    end = start + len(victim.slot_values["name"])
+    name_tokens = [i for i, (s, e) in enumerate(tokenizer.encode(text).offsets)
+                   if s < end and e > start]
+    assert not record.private_mask[name_tokens].any(), "precondition: the name is not masked"
+    assert record.num_private > 0  # the other private values stay masked
+    leak = probe_direct(engine, [victim])
+    exact, _ = contextual_recovery(engine, [victim])
+    # NOTE: a probe is matched only from a full index window (64 tokens) onwards; the name
+    # follows ~45 public tokens, so only a guess that completes the whole name matches from the
+    # prompt's start: the prober confirms the name's last token, not each of its first ones.
+    assert leak.num_recovered >= 1
+    assert exact > 0.0

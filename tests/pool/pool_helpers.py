@@ -14,7 +14,7 @@ from cacheprune.pool import (
     Scope,
     open_pool,
 )
-from cacheprune.retriever import as_token_array
+from cacheprune.tokens import as_token_array
 
 SHAPE = KVShape(num_layers=2, num_kv_heads=1, head_dim=4)
 BYTES_PER_TOKEN = SHAPE.entry_bytes_per_token

@@ -12,7 +12,8 @@ import redis
 from pool_helpers import TEST_POOL_KEY, kv_for, make_config, make_pool, publish, scope, segment
 
 from cacheprune.pool import PoolConfigError, open_pool
-from cacheprune.retriever import as_token_array, segment_hash
+from cacheprune.retriever import segment_hash
+from cacheprune.tokens import as_token_array
 
 NO_MASK = np.zeros(8, dtype=bool)
 

@@ -9,11 +9,11 @@ from reference_matching import naive_best_coverage, naive_window_hash
 from cacheprune.retriever import (
     IndexedSegment,
     PrefixIndex,
-    as_token_array,
     find_matches,
     random_base,
     segment_hash,
 )
+from cacheprune.tokens import as_token_array
 
 MODEL = "model-a"
 POLICY = "policy-1"

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_matching import MERSENNE_61, naive_window_hash
 
-from cacheprune.retriever.identity import as_token_array
 from cacheprune.retriever.rolling import prefix_key, random_base, window_hashes
+from cacheprune.tokens import as_token_array
 
 
 @settings(max_examples=60, deadline=None)

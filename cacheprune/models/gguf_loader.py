@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cacheprune.engine.config import ModelConfig, ModelLoadError
+from cacheprune.models.config import ModelConfig, ModelLoadError
 
 _LAYER_NAMES = {
     "attn_q": "self_attn.q_proj",

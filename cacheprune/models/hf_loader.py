@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from cacheprune.engine.config import ModelConfig, ModelLoadError, RopeScaling
+from cacheprune.models.config import ModelConfig, ModelLoadError, RopeScaling
 
 _ARCHITECTURES = {
     "LlamaForCausalLM": "llama",

@@ -18,9 +18,9 @@ from typing import Any
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-from cacheprune.engine.config import ModelLoadError
-from cacheprune.engine.gguf_loader import read_metadata
-from cacheprune.engine.sources import resolve_source
+from cacheprune.models.config import ModelLoadError
+from cacheprune.models.gguf_loader import read_metadata
+from cacheprune.models.sources import resolve_source
 
 _CONTROL_TOKEN_TYPE = 3  # GGUF token_type of special/control tokens
 

@@ -1,4 +1,4 @@
-"""Settings and per-request record of the sharing engine."""
+"""Settings of the serving engine: which sharing mode, how it publishes, its pool and annotator."""
 
 from __future__ import annotations
 
@@ -6,11 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
-import numpy.typing as npt
-
 from cacheprune.annotator import AnnotatorConfig
-from cacheprune.engine.generate import RequestStats
 from cacheprune.pool.store import DEFAULT_DOMAIN
 
 # cacheprune: token-level sharing of non-private segments (the product).
@@ -67,22 +63,3 @@ class EngineConfig:
         if self.chunk_tokens < self.annotator.min_len:
             raise ValueError(f"chunk_tokens ({self.chunk_tokens}) must be >= the annotator's "
                              f"min_len ({self.annotator.min_len})")
-
-
-@dataclass(slots=True)
-class RequestRecord:
-    """What one request did: its answer, timing, and what it took from and gave to the pool."""
-
-    request_id: str
-    tenant: str
-    text: str
-    token_ids: list[int]
-    stats: RequestStats
-    num_private: int
-    num_hit_tokens: int  # tokens whose KV came from a cache (the prober's timing oracle)
-    hit_spans: list[tuple[int, int]]  # where those tokens are: [start, end) prompt positions
-    private_mask: npt.NDArray[np.bool_]  # per prompt token: True where the detectors flagged it
-    num_published_tokens: int
-    published: list[str]
-    failed_closed_reason: str | None
-    finish_reason: str

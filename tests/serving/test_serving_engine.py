@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams
-from cacheprune.engine.engine import Engine
-from cacheprune.engine.sharing import EngineConfig
+from cacheprune.serving import Engine, EngineConfig, SamplingParams
 
 DOCUMENT = (
     "The Harbor Street library opens at nine in the morning and closes at six in the evening "
@@ -107,6 +105,9 @@ def test_prober_learns_nothing_from_cacheprune_and_something_from_global_cache(
     if mode == "global_prefix":
         assert right > wrong, "the attack should work against the unsafe global cache"
     else:
+        # positive control: the oracle does read real hits (the shared document)...
+        assert wrong > 0, "the prober saw no hit at all: the oracle would prove nothing"
+        # ...but none that depends on the private guess
         assert right == wrong, "cacheprune's hit count must not depend on the private guess"
 
 

@@ -13,10 +13,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from cacheprune.engine.config import ModelConfig
-from cacheprune.engine.gguf_loader import load_gguf
-from cacheprune.engine.sources import SOURCE_RECORD, cache_root, model_identity, resolve_source
-from cacheprune.engine.tokenizer import tokenizer_from_gguf_metadata
+from cacheprune.models.config import ModelConfig
+from cacheprune.models.gguf_loader import load_gguf
+from cacheprune.models.sources import SOURCE_RECORD, cache_root, model_identity, resolve_source
+from cacheprune.models.tokenizer import tokenizer_from_gguf_metadata
 
 _HF_ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
                      "qwen2": "Qwen2ForCausalLM"}

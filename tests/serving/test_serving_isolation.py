@@ -7,11 +7,9 @@ import numpy as np
 import torch
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams
-from cacheprune.engine.engine import Engine
-from cacheprune.engine.prompt import render_prompt
-from cacheprune.engine.sharing import EngineConfig
 from cacheprune.pool import Scope
+from cacheprune.serving import Engine, EngineConfig, SamplingParams
+from cacheprune.serving.prompt import render_prompt
 
 DOCUMENT = (
     "The river ferry leaves the north pier every forty minutes from six in the morning. "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cacheprune.engine.tokenizer import ChatTokenizer
+from cacheprune.models.tokenizer import ChatTokenizer
 
 Messages = list[dict[str, str]]
 Prompt = str | Messages

@@ -10,7 +10,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from cacheprune.engine.config import ModelLoadError
+from cacheprune.models.config import ModelLoadError
 
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Written by the GGUF conversion: the identity of the file a folder was converted from.

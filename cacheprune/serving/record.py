@@ -1,0 +1,25 @@
+"""What one request did: its answer, timing, and what it took from and gave to the pool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cacheprune.engine.generate import RequestStats
+from cacheprune.tokens import MaskArray
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    request_id: str
+    tenant: str
+    text: str
+    token_ids: list[int]
+    stats: RequestStats
+    num_private: int
+    num_hit_tokens: int  # tokens whose KV came from a cache (the prober's timing oracle)
+    hit_spans: list[tuple[int, int]]  # where those tokens are: [start, end) prompt positions
+    private_mask: MaskArray  # per prompt token: True where the detectors flagged it
+    num_published_tokens: int
+    published: list[str]
+    failed_closed_reason: str | None
+    finish_reason: str

@@ -1,0 +1,51 @@
+"""Token ids and private masks as the pool, the retriever and the serving path pass them
+around: one set of array types and the checks that make them so."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+TokenArray = npt.NDArray[np.uint32]  # contiguous little-endian uint32: hashed and stored as is
+MaskArray = npt.NDArray[np.bool_]  # one flag per token: True where the token is private
+TokenIds = npt.NDArray[np.int64]  # what a tokenizer returns, as the model takes it
+
+_MAX_TOKEN_ID = 2**32 - 1
+
+
+def as_token_array(token_ids: Sequence[int] | npt.NDArray[np.integer]) -> TokenArray:
+    """Token ids as a contiguous little-endian uint32 array; rejects ids that do not fit."""
+    array = np.asarray(token_ids)
+    if array.ndim != 1:
+        raise ValueError(f"token_ids must be 1-D, got shape {array.shape}")
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"token_ids must be integers, got dtype {array.dtype}")
+    if array.size and (int(array.min()) < 0 or int(array.max()) > _MAX_TOKEN_ID):
+        raise ValueError(
+            f"token ids must lie in [0, {_MAX_TOKEN_ID}], got range "
+            f"[{int(array.min())}, {int(array.max())}]"
+        )
+    return np.ascontiguousarray(array, dtype="<u4")
+
+
+def as_mask_array(
+    private_mask: Sequence[bool] | npt.NDArray[np.bool_], num_tokens: int
+) -> MaskArray:
+    """A private mask as a bool array, checked to have one flag per token."""
+    array = np.asarray(private_mask)
+    if array.shape != (num_tokens,):
+        raise ValueError(
+            f"private_mask must have one flag per token: shape ({num_tokens},), got {array.shape}"
+        )
+    if array.size and array.dtype != np.bool_:
+        raise ValueError(f"private_mask must be bool, got dtype {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.bool_)
+
+
+def common_prefix_length(a: npt.NDArray[np.integer], b: npt.NDArray[np.integer]) -> int:
+    """How many leading tokens two id arrays share."""
+    limit = min(a.shape[0], b.shape[0])
+    differs = np.flatnonzero(a[:limit] != b[:limit])
+    return int(differs[0]) if differs.size else limit
