@@ -95,6 +95,9 @@ def main() -> None:
     engine.abort_request(["abort-me"])
     wait_for(audit, "reject", rejected + 1, engine)
     result["published_by_abort"] = len(events(audit, "publish")) - published
+    # Leases are hard links in leases/, staged segments files in staging/.
+    result["left_in_pool"] = [str(path.relative_to(pool_dir)) for folder in ("leases", "staging")
+                              for path in (pool_dir / folder).iterdir()]
     print("RESULT " + json.dumps(result), flush=True)
 
 

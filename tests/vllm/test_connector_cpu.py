@@ -177,3 +177,13 @@ def test_own_engine_and_vllm_read_each_others_entries(engine, pool_dir, audit_lo
     prompt = profile_first(CARLA, document)
     _, served = send(engine, prompt, CARLA.salt, audit_log)
     assert served >= 0.95 * len(document_tokens(tokenizer, prompt, document))
+
+
+def test_no_lease_or_staged_segment_outlives_its_request(engine, pool_dir, request_log):
+    """Runs last: every request above has ended. Leases are hard links in the pool's
+    `leases/` folder, staged segments files in `staging/` (see cacheprune/pool/file_backend)."""
+    prefilled = {line["request_id"] for line in log_events(request_log, "prefill")}
+    wait_until(lambda: prefilled <= {line["request_id"]
+                                     for line in log_events(request_log, "settled")})
+    assert sorted((pool_dir / "leases").iterdir()) == []
+    assert sorted((pool_dir / "staging").iterdir()) == []
