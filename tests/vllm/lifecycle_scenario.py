@@ -48,6 +48,7 @@ def main() -> None:
     folder, pool_dir = sys.argv[1], Path(sys.argv[2])
     engine_args, prompts = json.loads(sys.argv[3]), json.loads(sys.argv[4])
     audit = pool_dir.parent / "lifecycle-audit.jsonl"
+    requests_log = pool_dir.parent / "lifecycle-requests.jsonl"
     greedy = SamplingParams(temperature=0.0, max_tokens=GREEDY_TOKENS, ignore_eos=True)
     one = SamplingParams(temperature=0.0, max_tokens=1)
     result: dict[str, object] = {}
@@ -57,7 +58,8 @@ def main() -> None:
 
     first = LLM(folder, kv_transfer_config=kv_transfer_config(
         pool_url=f"file://{pool_dir}", audit_log=str(audit)), **engine_args)
-    faulty = kv_transfer_config(pool_url=f"file://{pool_dir}", audit_log=str(audit))
+    faulty = kv_transfer_config(pool_url=f"file://{pool_dir}", audit_log=str(audit),
+                                request_log=str(requests_log))
     faulty.update(kv_connector="FaultyConnector", kv_connector_module_path="faulty_connector")
     second = LLM(folder, kv_transfer_config=faulty, disable_log_stats=False,
                  num_gpu_blocks_override=TINY_CACHE_BLOCKS,
@@ -88,12 +90,14 @@ def main() -> None:
     engine = second.llm_engine
     rejected = len(events(audit, "reject"))
     published = len(events(audit, "publish"))
+    settled = len(events(requests_log, "settled"))
     engine.add_request("abort-me", request(*prompts["abort"]),
                        SamplingParams(temperature=0.0, max_tokens=200, ignore_eos=True))
     for _ in range(4):  # the prefill, then steps that stage its publication
         engine.step()
     engine.abort_request(["abort-me"])
     wait_for(audit, "reject", rejected + 1, engine)
+    wait_for(requests_log, "settled", settled + 1, engine)  # written once the discard is done
     result["published_by_abort"] = len(events(audit, "publish")) - published
     # Leases are hard links in leases/, staged segments files in staging/.
     result["left_in_pool"] = [str(path.relative_to(pool_dir)) for folder in ("leases", "staging")
