@@ -93,6 +93,7 @@ def main() -> None:
                        SamplingParams(temperature=0.0, max_tokens=200, ignore_eos=True))
     for _ in range(4):  # the prefill, then steps that stage its publication
         engine.step()
+    result["staged_before_abort"] = len(list((pool_dir / "staging").iterdir()))
     engine.abort_request(["abort-me"])
     # Its settled line is written once the discard is done.
     wait_for(lambda: any(e["request_id"].startswith("abort-me")

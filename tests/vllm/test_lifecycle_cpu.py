@@ -63,5 +63,6 @@ def test_lifecycle(model_folder, tmp_path, tokenizer):
     assert result["unsalted"] == reference[4]
     # The aborted request's staged segments were discarded, none published; no lease or
     # staged segment of any request (failed, preempted, aborted) is left.
+    assert result["staged_before_abort"] > 0  # there was something to leak
     assert result["published_by_abort"] == 0
     assert result["left_in_pool"] == []
