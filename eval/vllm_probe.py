@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving.prompt import render_prompt
-from eval.leakage import ATTACKED_SLOT, DirectLeakage, wrong_token
+from eval.attacks.direct import NAME_SLOT, DirectLeakage, wrong_token
 from eval.workload import Request
 
 
@@ -25,7 +25,7 @@ def probe_cached_counts(cached_tokens: Callable[[str], int], tokenizer: ChatToke
     """Attack each victim's name slot; the victims' requests must already have been served."""
     score = DirectLeakage()
     for victim in victims:
-        slot = victim.template.slot_names.index(ATTACKED_SLOT)
+        slot = victim.template.slot_names.index(NAME_SLOT)
         text, (span,) = render_prompt(tokenizer, victim.messages,
                                       [victim.private_char_spans[slot]])
         before, after = text[:span[0]], text[span[1]:]

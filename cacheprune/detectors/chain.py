@@ -7,7 +7,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from cacheprune.detectors.base import Detector, Span
+from cacheprune.detectors.normalize import (
+    NormalizedText,
+    confusable_fold,
+    normalize_for_detection,
+)
 from cacheprune.detectors.thresholds import ScoreThresholds
+from cacheprune.detectors.whole_values import whole_values
 
 CharRange = tuple[int, int]
 
@@ -64,6 +70,10 @@ class DetectorChain:
     Called once per request, before any pool lookup. A detector that raises, returns a bad span
     or overruns `timeout_s` (all detectors together) fails the request closed: the result says
     why, and callers mask every token. `timeout_s=None` runs inline with no time budget.
+
+    With `normalize`, detectors see each piece NFKC-normalized, without zero-width characters
+    and with look-alike letters folded; their spans are mapped back to the original text. With
+    `whole_values`, spans are grown to whole words, and names over the rest of the name.
     """
 
     def __init__(
@@ -72,6 +82,8 @@ class DetectorChain:
         timeout_s: float | None = 5.0,
         thresholds: ScoreThresholds | None = None,
         allow_list: Iterable[str] = (),
+        normalize: bool = True,
+        whole_values: bool = True,
     ) -> None:
         if not detectors:
             raise ValueError("a DetectorChain needs at least one detector")
@@ -85,6 +97,10 @@ class DetectorChain:
         self.timeout_s = timeout_s
         self.thresholds = thresholds if thresholds is not None else ScoreThresholds()
         self.allow_list = frozenset(" ".join(p.split()).casefold() for p in allow_list)
+        self.normalize = normalize
+        self.whole_values = whole_values
+        if normalize:
+            confusable_fold()  # a missing table is a load-time error, not a per-request one
 
     def run(self, text: str, public_ranges: Iterable[CharRange] = ()) -> DetectionResult:
         pieces = scan_pieces(len(text), public_ranges)
@@ -109,7 +125,8 @@ class DetectorChain:
         if progress.failure is not None:
             return DetectionResult([], True, progress.failure, progress.error)
         assert progress.done
-        spans = [s for s in progress.spans if self._is_kept(text, s)]
+        # Overlapping hits of one pattern often grow to the same whole value: keep one.
+        spans = [s for s in dict.fromkeys(progress.spans) if self._is_kept(text, s)]
         spans.sort(key=lambda s: (s.start, s.end, s.entity, s.detector))
         return DetectionResult(spans)
 
@@ -119,20 +136,38 @@ class DetectorChain:
         return " ".join(text[span.start:span.end].split()).casefold() not in self.allow_list
 
     def _scan(self, text: str, pieces: list[CharRange], progress: _Progress) -> None:
+        try:
+            views = [self._view(text[start:end]) for start, end in pieces]
+        except Exception as exc:  # noqa: BLE001 - any fault must fail the request closed
+            progress.failure = f"normalizing the text raised {type(exc).__name__}"
+            progress.error = exc
+            return
+        found_per_piece: list[list[Span]] = [[] for _ in pieces]
         for detector in self.detectors:
             progress.current = detector.name
-            for start, end in pieces:
+            for view, found_here in zip(views, found_per_piece, strict=True):
                 try:
-                    found = detector.detect(text[start:end])
+                    found = detector.detect(view.text)
                 except Exception as exc:  # noqa: BLE001 - any fault must fail the request closed
                     progress.failure = f"detector '{detector.name}' raised {type(exc).__name__}"
                     progress.error = exc
                     return
                 for span in found:
-                    if not isinstance(span, Span) or span.end > end - start:
+                    if not isinstance(span, Span) or span.end > len(view.text):
                         progress.failure = (
                             f"detector '{detector.name}' returned a span outside its text"
                         )
                         return
-                    progress.spans.append(span.shifted(start))
+                found_here.extend(found)
+        for (start, _), view, found_here in zip(pieces, views, found_per_piece, strict=True):
+            if self.whole_values:
+                found_here = whole_values(view.text, found_here)
+            for span in found_here:
+                original_start, original_end = view.original_span(span.start, span.end)
+                progress.spans.append(Span(span.entity, original_start + start,
+                                           original_end + start, span.score, span.detector))
         progress.done = True
+
+    def _view(self, piece: str) -> NormalizedText:
+        return normalize_for_detection(piece) if self.normalize else NormalizedText(
+            piece, None, None)

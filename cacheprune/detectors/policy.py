@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 import cacheprune
-from cacheprune.detectors.base import Detector, DetectorConfigError
+from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError
 from cacheprune.detectors.chain import CharRange, DetectorChain
 from cacheprune.detectors.mask import TokenMask, mask_text
 from cacheprune.detectors.registry import build_detector, detector_class
@@ -45,6 +45,10 @@ class PolicySpec(_Strict):
     default_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
     thresholds: dict[str, float] = Field(default_factory=dict)
     allow_list: list[str] = Field(default_factory=list)
+    # Detect on NFKC text without zero-width characters and with look-alike letters folded.
+    normalize: bool = True
+    # Grow spans to whole words, and names over the rest of the name.
+    whole_values: bool = True
 
 
 @dataclass(slots=True)
@@ -90,6 +94,8 @@ def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
             detector = build_detector(entry.detector, **options)
         except DetectorConfigError as exc:
             raise DetectorConfigError(f"{where}: {exc}") from exc
+        except DetectorUnavailableError as exc:
+            raise DetectorUnavailableError(f"{where}: {exc}") from exc
         detectors.append(detector)
         described.append({
             "detector": entry.detector,
@@ -102,6 +108,8 @@ def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
             timeout_s=spec.timeout_s,
             thresholds=ScoreThresholds(spec.default_threshold, spec.thresholds),
             allow_list=spec.allow_list,
+            normalize=spec.normalize,
+            whole_values=spec.whole_values,
         )
     except ValueError as exc:
         raise DetectorConfigError(f"{source}: {exc}") from exc

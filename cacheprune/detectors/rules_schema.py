@@ -9,7 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from cacheprune.detectors.validators import VALIDATORS
 
-ValidatorName = Literal["luhn", "iban", "us_ssn", "ip_address", "phone"]
+ValidatorName = Literal[
+    "luhn", "iban", "us_ssn", "ip_address", "phone", "es_dni_nie", "it_codice_fiscale", "nl_bsn",
+    "fr_nir", "de_idnr", "gb_nhs", "in_aadhaar", "in_pan", "br_cpf", "ca_sin", "cn_ric",
+    "pl_pesel", "mx_curp",
+]
 assert set(VALIDATORS) == set(ValidatorName.__args__)  # type: ignore[attr-defined]
 
 # NOTE: a pattern whose matching time explodes on these inputs is rejected when the file is
@@ -21,6 +25,37 @@ _PROBES = tuple(
     for unit in ("a", "1", " ", "a ", "1.", "a@", "1-", "A1")
     for tail in ("!", "")
 )
+# Overlapping alternatives under a quantifier, '(b|bb)+c', explode only on runs of their own
+# characters: each literal character of the pattern, each pair of adjacent ones and each run
+# of literals is repeated into a probe. Exponential blow-up shows within a few dozen repetitions.
+_LITERAL_PROBE_LENGTH = 240
+_MAX_LITERAL_UNITS = 96
+_LITERAL = regex.compile(r"\\(.)|(\w)")
+
+
+def literal_probes(pattern: str) -> list[str]:
+    """Probes made of the pattern's literals: each character, each adjacent pair, each run of
+    literals ('foo' in '(foo|foofoo)+bar'); escapes are unwrapped, classes skipped."""
+    chars: list[str] = []
+    runs: list[str] = []
+    run_end = -1
+    for match in _LITERAL.finditer(pattern):
+        escaped, plain = match.group(1), match.group(2)
+        if escaped is not None and escaped.isalnum():
+            continue  # \d, \w, \p...: a class, not a literal
+        char = escaped or plain
+        chars.append(char)
+        if match.start() == run_end and runs:
+            runs[-1] += char
+        else:
+            runs.append(char)
+        run_end = match.end()
+    units = list(dict.fromkeys(chars))
+    units += list(dict.fromkeys(a + b for a, b in zip(chars, chars[1:], strict=False)))
+    units += list(dict.fromkeys(r for r in runs if len(r) > 2))
+    units = units[:_MAX_LITERAL_UNITS]
+    return [unit * (_LITERAL_PROBE_LENGTH // len(unit)) + tail for unit in units
+            for tail in ("!", "")]
 
 
 def compile_pattern(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
@@ -47,7 +82,7 @@ class PatternSpec(_Strict):
             raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
         if compiled.search("") is not None:
             raise ValueError(f"regular expression {pattern!r} matches the empty string")
-        for probe in _PROBES:
+        for probe in (*_PROBES, *literal_probes(pattern)):
             try:
                 for _ in compiled.finditer(probe, timeout=_PROBE_TIMEOUT_S):
                     pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import ipaddress
 from collections.abc import Callable
 
@@ -57,10 +58,38 @@ def phone(text: str) -> bool:
     return 7 <= len(_digits(text)) <= 15
 
 
+# National identity and tax numbers checked by python-stdnum (check digits, date and region
+# fields). Its modules accept the usual separators.
+_STDNUM_MODULES = {
+    "es_dni_nie": ("stdnum.es.dni", "stdnum.es.nie"),
+    "it_codice_fiscale": ("stdnum.it.codicefiscale",),
+    "nl_bsn": ("stdnum.nl.bsn",),
+    "fr_nir": ("stdnum.fr.nir",),
+    "de_idnr": ("stdnum.de.idnr",),
+    "gb_nhs": ("stdnum.gb.nhs",),
+    "in_aadhaar": ("stdnum.in_.aadhaar",),
+    "in_pan": ("stdnum.in_.pan",),
+    "br_cpf": ("stdnum.br.cpf",),
+    "ca_sin": ("stdnum.ca.sin",),
+    "cn_ric": ("stdnum.cn.ric",),
+    "pl_pesel": ("stdnum.pl.pesel",),
+    "mx_curp": ("stdnum.mx.curp",),
+}
+
+
+def _stdnum_validator(module_names: tuple[str, ...]) -> Callable[[str], bool]:
+    def check(text: str) -> bool:
+        return any(importlib.import_module(name).is_valid(text) for name in module_names)
+
+    check.__doc__ = f"Valid per python-stdnum's {', '.join(module_names)}."
+    return check
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "luhn": luhn,
     "iban": iban,
     "us_ssn": us_ssn,
     "ip_address": ip_address,
     "phone": phone,
+    **{name: _stdnum_validator(modules) for name, modules in _STDNUM_MODULES.items()},
 }

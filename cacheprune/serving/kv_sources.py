@@ -4,7 +4,7 @@ K, V and positions to store for prompt tokens [start, end)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -44,15 +44,6 @@ class PrivateFreeKV:
     values: torch.Tensor
     index_of: npt.NDArray[np.int64]
 
-    @classmethod
-    def compute(cls, model: Transformer, request: ServedRequest, end: int) -> PrivateFreeKV:
-        """One prefill over the first `end` tokens of the prompt minus its private tokens."""
-        kept = np.flatnonzero(~request.private[:end])
-        result = model.prefill(PrefillPlan.full(torch.from_numpy(request.token_ids[kept])))
-        index_of = np.full(end, -1, dtype=np.int64)
-        index_of[kept] = np.arange(kept.size)
-        return cls(result.keys, result.values, index_of)
-
     def segment(self, start: int, end: int) -> SegmentKV:
         first = int(self.index_of[start])
         if first < 0 or int(self.index_of[end - 1]) != first + end - start - 1:
@@ -60,26 +51,6 @@ class PrivateFreeKV:
         return (self.keys[:, :, first:first + end - start],
                 self.values[:, :, first:first + end - start],
                 np.arange(first, first + end - start))
-
-
-@dataclass(slots=True)
-class IsolatedKV:
-    """In context before the prompt's first private token (causality keeps that KV free of
-    every private token); from the private-free pass after it, computed once per request and
-    only if some segment needs it, over the prompt up to `end` (the last segment's end)."""
-
-    model: Transformer
-    request: ServedRequest
-    prefill: PrefillResult
-    end: int
-    _private_free: PrivateFreeKV | None = field(default=None, init=False)
-
-    def segment(self, start: int, end: int) -> SegmentKV:
-        if end <= self.request.first_private:
-            return InContextKV(self.prefill).segment(start, end)
-        if self._private_free is None:
-            self._private_free = PrivateFreeKV.compute(self.model, self.request, self.end)
-        return self._private_free.segment(start, end)
 
 
 @dataclass(slots=True)

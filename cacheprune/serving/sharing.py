@@ -13,7 +13,8 @@ from cacheprune.engine.model import Transformer
 from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig
-from cacheprune.serving.kv_sources import InContextKV, IsolatedKV, KVSource
+from cacheprune.serving.kv_sources import InContextKV, KVSource
+from cacheprune.serving.private_free import PrivateFreePass
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.strategy import Published, SharingStrategy
 from cacheprune.tokens import MaskArray
@@ -30,7 +31,11 @@ class PoolSharing(SharingStrategy):
         self.model = model
         self.config = config
 
-    def capture(self) -> AttentionCapture:
+    def capture(self) -> AttentionCapture | None:
+        return self.annotator_capture()
+
+    def annotator_capture(self) -> AttentionCapture:
+        """The attention the annotator reads: every `capture_layer_stride`-th layer."""
         layers = range(0, self.model.config.num_layers, self.config.capture_layer_stride)
         return AttentionCapture(layers=tuple(layers))
 
@@ -58,13 +63,7 @@ class PoolSharing(SharingStrategy):
         if not segments:
             return []
         source = self.kv_source(request, prefill, max(end for _, end, _ in segments))
-        published = []
-        for start, end, marks in segments:
-            keys, values, positions = source.segment(start, end)
-            segment_hash = session.stage(request.token_ids[start:end], keys, values, positions,
-                                         marks, request.private[start:end])
-            published.append(Published(str(segment_hash), end - start))
-        return published
+        return stage_segments(session, request, segments, source)
 
     def accepts(self, match: Match) -> bool:
         return True
@@ -79,9 +78,25 @@ class PoolSharing(SharingStrategy):
 
 
 class SegmentSharing(PoolSharing):
-    """The product: annotator segments, published as computed in context (`publish_mode
-    "paper"`, the CachePrune paper's choice) or, for a segment that followed a private token,
-    with the KV of the prompt with every private token left out (`"isolated"`, the default)."""
+    """The product: annotator segments. `publish_mode="isolated"` (the default): when the
+    prompt holds a private token, segments, marks and KV all come from one pass over the prompt
+    with every private token left out (see `private_free`), so no published byte depends on a
+    private value. `"paper_baseline"`: the CachePrune paper's choice, a research baseline only:
+    KV as computed in context, whose segments after a private value carry a trace of it."""
+
+    def publish(self, request: ServedRequest, session: PoolSession,
+                prefill: PrefillResult) -> list[Published]:
+        if self.config.publish_mode != "isolated" or request.num_private == 0:
+            return super().publish(request, session, prefill)
+        computed = np.zeros(request.num_tokens, dtype=np.bool_)
+        computed[prefill.computed_positions.numpy()] = True
+        candidates = np.flatnonzero(computed & ~request.private)
+        if candidates.size == 0:
+            return []
+        private_free = PrivateFreePass.compute(self.model, request, int(candidates[-1]) + 1,
+                                               self.annotator_capture())
+        segments = self.segments(request, private_free.attention, computed)
+        return stage_segments(session, request, segments, private_free.kv)
 
     def segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
                  computed: MaskArray) -> list[SegmentSpan]:
@@ -89,6 +104,18 @@ class SegmentSharing(PoolSharing):
         return [(s.start, s.end, s.recompute) for s in annotation.segments]
 
     def kv_source(self, request: ServedRequest, prefill: PrefillResult, end: int) -> KVSource:
-        if self.config.publish_mode == "isolated":
-            return IsolatedKV(self.model, request, prefill, end)
+        # Isolated mode reaches here only for a prompt without private tokens, whose KV as
+        # computed is private-free already.
         return InContextKV(prefill)
+
+
+def stage_segments(session: PoolSession, request: ServedRequest, segments: list[SegmentSpan],
+                   source: KVSource) -> list[Published]:
+    """Stage each segment with its marks and the K, V and positions `source` gives it."""
+    published = []
+    for start, end, marks in segments:
+        keys, values, positions = source.segment(start, end)
+        segment_hash = session.stage(request.token_ids[start:end], keys, values, positions,
+                                     marks, request.private[start:end])
+        published.append(Published(str(segment_hash), end - start))
+    return published

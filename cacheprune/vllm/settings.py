@@ -10,7 +10,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 TenantSource = Literal["cache_salt", "none"]
-PublishMode = Literal["isolated", "paper"]
 
 
 class ConnectorConfigError(ValueError):
@@ -25,7 +24,8 @@ class ConnectorSettings(BaseModel):
     every instance that reaches the server). `tenant_source="cache_salt"`: the tenant is the
     request's `cache_salt`, which the server (not the client) must set; a request without one
     never touches the pool. `"none"`: every request may use the pool (one trusted tenant);
-    refused while vLLM's prefix caching is on. `publish_mode`: as the own engine's.
+    refused while vLLM's prefix caching is on. `publish_mode` and `public_system_prompt`: as
+    the own engine's `EngineConfig` (checked there, when the worker starts).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -35,7 +35,8 @@ class ConnectorSettings(BaseModel):
     min_shared_tokens: int = Field(default=64, ge=1)
     detector_config: str | None = None  # a policy YAML; None = the policy cacheprune ships
     tenant_source: TenantSource = "cache_salt"
-    publish_mode: PublishMode = "isolated"
+    publish_mode: str = "isolated"
+    public_system_prompt: str | None = None
     pool_ttl_s: float | None = Field(default=3600.0, gt=0)
     audit_log: str | None = None  # the pool's audit log (JSON lines)
     request_log: str | None = None  # one JSON line per prefill: what the pool served

@@ -65,10 +65,15 @@ def open_tokenizer(vllm_config: Any) -> ChatTokenizer:
 
 def engine_config(settings: ConnectorSettings) -> EngineConfig:
     """The own engine's settings, with the few the connector exposes."""
-    return EngineConfig(mode="cacheprune", publish_mode=settings.publish_mode,
-                        annotator=AnnotatorConfig(min_len=settings.min_shared_tokens),
-                        pool_url=settings.pool_url, pool_budget_bytes=settings.pool_budget_bytes,
-                        pool_ttl_s=settings.pool_ttl_s, audit_log_path=settings.audit_log)
+    try:
+        return EngineConfig(
+            mode="cacheprune", publish_mode=settings.publish_mode,  # type: ignore[arg-type]
+            public_system_prompt=settings.public_system_prompt,
+            annotator=AnnotatorConfig(min_len=settings.min_shared_tokens),
+            pool_url=settings.pool_url, pool_budget_bytes=settings.pool_budget_bytes,
+            pool_ttl_s=settings.pool_ttl_s, audit_log_path=settings.audit_log)
+    except ValueError as error:
+        raise ConnectorConfigError(f"CachePruneConnector: {error}") from error
 
 
 def open_blender(vllm_config: Any, settings: ConnectorSettings, vllm_model: nn.Module,

@@ -129,11 +129,11 @@ def test_a_hanging_detector_fails_closed_within_the_budget() -> None:
 
 
 def test_a_catastrophic_regex_times_out_at_run_time_and_fails_closed() -> None:
-    # Passes the load-time probe (which uses other inputs) but explodes on this text.
-    pattern = r"(?:x|xx)+y"
+    # Passes the load-time probes (runs of its literals never follow one 'Q') but explodes here.
+    pattern = r"Q(?:x|xx)+y"
     detector = RuleDetector(spec={"regex_timeout_s": 0.05, "rules": [
         {"name": "slow", "entity": "X", "patterns": [{"regex": pattern, "score": 1.0}]}]})
-    result = DetectorChain([detector]).run("x" * 60)
+    result = DetectorChain([detector]).run("Q" + "x" * 60)
     assert result.failed_closed
     assert result.reason == "detector 'rules' raised TimeoutError"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ from detectors_pii_corpus import PROSE, corpus
 
 pytest.importorskip("presidio_analyzer", reason="the presidio extra is not installed")
 
-from cacheprune.detectors import DetectorConfigError, Span, load_policy  # noqa: E402
+from cacheprune.detectors import DetectorConfigError, Span  # noqa: E402
 from cacheprune.detectors.presidio_detector import PresidioDetector  # noqa: E402
 
 PRESIDIO_ENTITIES = ["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE",
@@ -29,9 +28,8 @@ def presidio() -> PresidioDetector:
 
 
 @pytest.fixture(scope="module")
-def combined_policy():
-    path = Path(str(resources.files("cacheprune.detectors") / "rules" / "policy_presidio.yaml"))
-    return load_policy(path)
+def combined_policy(default_policy):
+    return default_policy  # rules, phones, secrets, names and Presidio
 
 
 def recall(detect, entity: str, count: int = 20) -> tuple[float, list[str]]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from detectors_pii_corpus import PROSE, corpus
 
-from cacheprune.detectors import Span, load_policy
+from cacheprune.detectors import Span
 
 # Entities the rules are meant to find on their own (names need Presidio or a deny-list).
 RULE_ENTITIES = ["EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IBAN_CODE",
@@ -19,8 +19,8 @@ def covered(spans: list[Span], start: int, end: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def policy():
-    return load_policy()
+def policy(default_policy):
+    return default_policy
 
 
 @pytest.mark.parametrize("entity", RULE_ENTITIES)

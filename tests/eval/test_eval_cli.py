@@ -11,7 +11,7 @@ def test_bad_options_get_a_clear_error(capsys, tmp_path):
     assert "tenants_per_query must lie in [1, num_tenants=2], got 3" in capsys.readouterr().err
     assert main(["--dataset", "qasper", "--data-dir", str(tmp_path)]) == 2
     assert "qasper: dataset folder not found" in capsys.readouterr().err
-    assert main(["--systems", "cacheprune_paper"]) == 2
+    assert main(["--systems", "cacheprune_isolated"]) == 2
     assert "must include no_sharing" in capsys.readouterr().err
 
 

@@ -7,6 +7,7 @@ then a question.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -75,6 +76,25 @@ def document_tokens(tokenizer, prompt: str, document: str) -> range:
     inside = [i for i, (a, b) in enumerate(tokenizer.encode(prompt).offsets)
               if a >= start and b <= end]
     return range(inside[0], inside[-1] + 1)
+
+
+@functools.cache
+def _default_policy():
+    from cacheprune.detectors import load_policy
+
+    return load_policy(None)
+
+
+def shareable_document_tokens(tokenizer, prompt: str, document: str) -> set[int]:
+    """The document's token positions that the connector's policy (the default one) leaves
+    public: what the pool may serve."""
+    private = _default_policy().mask(prompt, tokenizer.encode(prompt).offsets).mask
+    return {i for i in document_tokens(tokenizer, prompt, document) if not private[i]}
+
+
+def tokens_in(spans, positions: set[int]) -> int:
+    """How many of `positions` the [start, end) spans cover."""
+    return sum(1 for start, end in spans for i in range(start, end) if i in positions)
 
 
 def log_events(path: Path, event: str) -> list[dict]:

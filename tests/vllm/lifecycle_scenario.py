@@ -68,10 +68,9 @@ def main() -> None:
     # Two instances: the first publishes, the second reuses.
     first.generate([request(*prompts["publish"])], one, use_tqdm=False)
     wait_for(lambda: len(events(audit, "publish")) >= 1)
-    reused_before = len(events(audit, "reuse"))
     second.generate([request(*prompts["reuse"])], one, use_tqdm=False)
-    result["reused_across_instances"] = sum(
-        e["num_tokens"] for e in events(audit, "reuse")[reused_before:])
+    (line,) = events(requests_log, "prefill")  # the second instance's first prefill
+    result["reused_across_instances"] = line["reused_spans"]
 
     # Preemption: three long requests at once cannot all keep their blocks.
     before = preemptions(second)

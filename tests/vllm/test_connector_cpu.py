@@ -2,8 +2,8 @@
 profile-first prompts: private profile, public document, question.
 
 Each test sends its own document variant, so the pool and vLLM's prefix cache start empty for
-it. What the pool served comes from its audit log (`reuse` events); what a client sees comes
-from vLLM (`num_cached_tokens`, prefix-cache counters).
+it. Where the pool served a prompt comes from the connector's request log; what a client sees
+comes from vLLM (`num_cached_tokens`, prefix-cache counters).
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from conftest import (
     CARLA,
     ENGINE_ARGS,
     POOL_KEY,
-    document_tokens,
     log_events,
     plain_vllm_greedy,
     profile_first,
     public_document,
+    shareable_document_tokens,
+    tokens_in,
     wait_until,
 )
 
@@ -83,14 +84,16 @@ def prefix_cache_hits(llm) -> float:
 
 
 def send(llm, prompt: str, salt: str, audit_log: Path, max_tokens: int = 1):
-    """One request (EOS ignored); returns its output and the tokens the pool served it."""
+    """One request (EOS ignored); returns its output and the spans the pool served it."""
     from vllm import SamplingParams
 
-    before = len(log_events(audit_log, "reuse"))
+    request_log = audit_log.parent / "requests.jsonl"
+    before = len(log_events(request_log, "prefill"))
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True)
     output = llm.generate([{"prompt": prompt, "cache_salt": salt}], params, use_tqdm=False)[0]
-    served = sum(e["num_tokens"] for e in log_events(audit_log, "reuse")[before:])
-    return output, served
+    spans = [tuple(span) for line in log_events(request_log, "prefill")[before:]
+             for span in line["reused_spans"]]
+    return output, spans
 
 
 def publish(llm, prompt: str, salt: str, audit_log: Path) -> None:
@@ -104,7 +107,7 @@ def publish(llm, prompt: str, salt: str, audit_log: Path) -> None:
 
 def test_prefill_without_reuse_equals_plain_vllm(engine, audit_log, reference):
     output, served = send(engine, REFERENCE["alone"], ALICE.salt, audit_log, GREEDY_TOKENS)
-    assert served == 0
+    assert served == []
     assert list(output.outputs[0].token_ids) == reference["alone"]
     # vLLM computed one token: cacheprune supplied the rest, whatever the pool held.
     assert output.num_cached_tokens == len(output.prompt_token_ids) - 1
@@ -115,13 +118,15 @@ def test_second_tenant_reuses_the_document_behind_its_private_profile(
     document = public_document("blended")
     publish(engine, profile_first(ALICE, document), ALICE.salt, audit_log)
     prompt = REFERENCE["blended"]
-    output, served = send(engine, prompt, BOB.salt, audit_log, GREEDY_TOKENS)
-    in_document = len(document_tokens(tokenizer, prompt, document))
-    assert served >= 0.95 * in_document, (served, in_document)
+    output, spans = send(engine, prompt, BOB.salt, audit_log, GREEDY_TOKENS)
+    shareable = shareable_document_tokens(tokenizer, prompt, document)
+    served = tokens_in(spans, shareable)
+    assert served >= 0.95 * len(shareable), (served, len(shareable))
     got, expected = list(output.outputs[0].token_ids), reference["blended"]
     agreeing = next((i for i, (a, b) in enumerate(zip(got, expected, strict=True))
                      if a != b), len(expected))
-    print(f"blended request: {served} of {in_document} document tokens from the pool; "
+    print(f"blended request: {served} of {len(shareable)} shareable document tokens from the "
+          "pool; "
           f"greedy output equal to plain vLLM for its first {agreeing} of {len(expected)} tokens")
     assert got[:4] == expected[:4]
 
@@ -167,16 +172,17 @@ def test_own_engine_and_vllm_read_each_others_entries(engine, pool_dir, audit_lo
     publish(engine, profile_first(ALICE, document), ALICE.salt, audit_log)
     prompt = profile_first(BOB, document)
     record = own.generate(BOB.salt, prompt, SamplingParams(max_new_tokens=1))
-    in_document = len(document_tokens(tokenizer, prompt, document))
-    assert record.num_hit_tokens >= 0.95 * in_document
+    shareable = shareable_document_tokens(tokenizer, prompt, document)
+    assert tokens_in(record.hit_spans, shareable) >= 0.95 * len(shareable)
     # The own engine publishes, vLLM reuses.
     document = public_document("own-to-vllm", index=1)
     record = own.generate(ALICE.salt, profile_first(ALICE, document),
                           SamplingParams(max_new_tokens=1))
     assert record.num_published_tokens > 0
     prompt = profile_first(CARLA, document)
-    _, served = send(engine, prompt, CARLA.salt, audit_log)
-    assert served >= 0.95 * len(document_tokens(tokenizer, prompt, document))
+    _, spans = send(engine, prompt, CARLA.salt, audit_log)
+    shareable = shareable_document_tokens(tokenizer, prompt, document)
+    assert tokens_in(spans, shareable) >= 0.95 * len(shareable)
 
 
 def test_no_lease_or_staged_segment_outlives_its_request(engine, pool_dir, request_log):

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from cacheprune.vllm.settings import ConnectorConfigError, parse_settings
-from cacheprune.vllm.startup import check_deployment
+from cacheprune.vllm.startup import check_deployment, engine_config
 
 
 def vllm_config(prefix_caching: bool = True, tensor_parallel: int = 1,
@@ -41,3 +41,9 @@ def test_accepted_set_ups():
 def test_unsupported_set_ups_name_the_setting(config, named):
     with pytest.raises(ConnectorConfigError, match=named):
         check_deployment(config, parse_settings({}))
+
+
+def test_publish_mode_is_checked_as_the_own_engine_checks_it():
+    with pytest.raises(ConnectorConfigError, match="isolated, segment, paper_baseline"):
+        engine_config(parse_settings({"publish_mode": "eager"}))
+    assert engine_config(parse_settings({"publish_mode": "segment"})).publish_mode == "segment"

@@ -18,7 +18,6 @@ def test_defaults_share_within_one_instance_by_salted_tenant():
     ({"pool_budget_bytes": -1}, "'pool_budget_bytes'"),
     ({"min_shared_tokens": 0}, "'min_shared_tokens'"),
     ({"tenant_source": "header"}, "'tenant_source'"),
-    ({"publish_mode": "eager"}, "'publish_mode'"),
     ({"pool_dir": "/dev/shm/p"}, "'pool_dir': Extra inputs are not permitted"),
 ])
 def test_bad_extra_config_names_the_key(extra, named):

