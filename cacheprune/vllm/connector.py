@@ -174,7 +174,9 @@ class CachePruneConnector(KVConnectorBase_V1):
 
     def build_connector_meta(self, scheduler_output: Any) -> KVConnectorMetadata:
         assert self._scheduler is not None
-        return CachePruneMetadata(self._scheduler.build_orders())
+        cached = scheduler_output.scheduled_cached_reqs
+        admits = bool(scheduler_output.scheduled_new_reqs) or bool(cached.resumed_req_ids)
+        return CachePruneMetadata(self._scheduler.build_orders(admits))
 
     def update_connector_output(self, connector_output: KVConnectorOutput) -> None:
         assert self._scheduler is not None

@@ -37,10 +37,12 @@ class PrefillOrder:
 @dataclass(slots=True)
 class StepOrders:
     """One step's orders. `verdicts`: requests that ended since the last step, with whether
-    they ended well (their staged segments are published) or not (discarded)."""
+    they ended well (their staged segments are published) or not (discarded). `admits`: the
+    step starts a request (new or resumed), whose first token it may produce."""
 
     prefills: list[PrefillOrder] = field(default_factory=list)
     verdicts: dict[str, bool] = field(default_factory=dict)
+    admits: bool = False
 
 
 @dataclass(slots=True)

@@ -127,8 +127,9 @@ class SchedulerSide:
 
     # ---- per step ------------------------------------------------------------------------
 
-    def build_orders(self) -> StepOrders:
-        orders = StepOrders(self._orders, self._verdicts)
+    def build_orders(self, admits: bool = False) -> StepOrders:
+        """This step's orders; `admits`: the step starts a request (new or resumed)."""
+        orders = StepOrders(self._orders, self._verdicts, admits or bool(self._orders))
         self._orders, self._verdicts = [], {}
         return orders
 

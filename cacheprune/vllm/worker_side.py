@@ -5,8 +5,12 @@ Calling contract (vLLM's model runner, in the worker process, once per step, emp
 included): `start_step` before the forward pass (vLLM then computes only each prompt's last
 token), `end_step` after it, then `take_report` and `take_failed_blocks`.
 
-A request's publication (annotate, isolated KV, stage) is queued by its prefill and run at
-the end of a later step: never before the request's first token. It is published or discarded
+A request's publication (annotate, isolated KV, stage) is queued by its prefill and run at the
+end of a later, quiet step: one that starts no request, after one that started none. vLLM
+hands a step's outputs to clients while the next step runs, and a long step holds them back
+(measured: a 5 s publication in the step after a request's prefill delayed that request's
+first token by 5 s); a quiet step has no first token to deliver. If more than
+MAX_QUEUED_PUBLICATIONS wait, one runs in every step. A publication is published or discarded
 when the scheduler's verdict on how the request ended arrives.
 """
 
@@ -64,10 +68,11 @@ class WorkerSide:
         self._layers: list[torch.Tensor] = []
         self._device = torch.device("cpu")
         self._step = 0
-        self._prefilled_this_step = False
+        self._admitted = (False, False)  # (previous step, this step) started a request
         self._queued: dict[str, _Queued] = {}
         self._staged: dict[str, PendingPublication] = {}
-        self._verdicts: dict[str, bool] = {}
+        self._verdicts: dict[str, bool] = {}  # arrived, not yet applied
+        self._ended_well: set[str] = set()  # verdict known, publication not yet run
         self._report = WorkerReport()
         self._failed_blocks: set[int] = set()
         self._figures = _no_figures()
@@ -87,7 +92,7 @@ class WorkerSide:
     def start_step(self, orders: StepOrders) -> None:
         self._step += 1
         self._verdicts.update(orders.verdicts)
-        self._prefilled_this_step = bool(orders.prefills)
+        self._admitted = (self._admitted[1], orders.admits)
         for order in orders.prefills:
             self._prefill(order)
 
@@ -127,23 +132,25 @@ class WorkerSide:
     def end_step(self) -> None:
         verdicts, self._verdicts = self._verdicts, {}
         for request_id, ended_well in verdicts.items():
-            queued = self._queued.pop(request_id, None)
-            if queued is not None and ended_well:
-                # NOTE: the request is over, so its publication delays nobody's first token.
-                self._run(queued)
             if request_id in self._staged:
                 self._settle(request_id, ended_well)
+            elif request_id in self._queued and ended_well:
+                self._ended_well.add(request_id)  # published once its publication has run
             else:
+                self._queued.pop(request_id, None)
                 self._mark_settled(request_id, 0)
         ready = sorted((q for q in self._queued.values() if q.step < self._step),
                        key=lambda q: q.step)
-        if self._prefilled_this_step and len(self._queued) <= MAX_QUEUED_PUBLICATIONS:
-            ready = ready[:0]
-        elif self._prefilled_this_step:
-            ready = ready[:1]
+        if any(self._admitted):
+            ready = ready[:1] if len(self._queued) > MAX_QUEUED_PUBLICATIONS else []
         for queued in ready:
-            del self._queued[queued.order.request_id]
+            request_id = queued.order.request_id
+            del self._queued[request_id]
             self._run(queued)
+            if request_id in self._ended_well:
+                self._ended_well.discard(request_id)
+                if request_id in self._staged:
+                    self._settle(request_id, True)
 
     def _run(self, queued: _Queued) -> None:
         request_id = queued.order.request_id
@@ -191,6 +198,7 @@ class WorkerSide:
         for request_id in list(self._staged):
             self._settle(request_id, ended_well=False)
         self._queued.clear()
+        self._ended_well.clear()
         self._request_log.close()
         self._blender.close()
 

@@ -163,3 +163,13 @@ def test_settled_before_the_end_needs_no_verdict(tokenizer):
     side.finished(req)
     assert side.build_orders().verdicts == {}
     assert not side.has_pending_publications()
+
+
+def test_a_step_admits_when_it_starts_a_request(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    assert side.build_orders().admits  # a prefill order starts the request
+    assert not side.build_orders().admits  # a decode step with nothing new is quiet
+    assert side.build_orders(admits=True).admits  # vLLM's own new or resumed request
