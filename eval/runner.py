@@ -11,7 +11,7 @@ from tqdm import tqdm
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import Transformer
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving import Engine, EngineConfig, SamplingParams
+from cacheprune.serving import Engine, EngineConfig, RequestRecord, SamplingParams
 from eval.attacks import AttackSettings, SystemAttacks, attack_system
 from eval.attacks.summary import values_recovered
 from eval.hits import count_document_hits
@@ -98,7 +98,8 @@ class SystemResult:
 
     def _attack_summary(self) -> dict[str, float]:
         if self.attacks is None:
-            return {}
+            # A system faced with the first-generation prober only (the vLLM backend).
+            return {"direct_leakage": self.direct_leakage} if self.direct_private_tokens else {}
         lost = values_recovered(self.attacks.outcomes)
         return {"direct_leakage": self.direct_leakage, "values_recovered": lost.share,
                 "masked_values_recovered": lost.num_masked, "values_attacked": lost.num_values}
@@ -130,7 +131,7 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
             results[name].requests.append(_serve(engine, tokenizer, request, sampling,
                                                  request.doc_id in documents_seen))
         documents_seen.add(request.doc_id)
-    victims = _first_request_per_tenant(requests)[:num_victims]
+    victims = first_request_per_tenant(requests)[:num_victims]
     settings = attack_settings or AttackSettings()
     for name, engine in engines.items():
         result = results[name]
@@ -149,6 +150,12 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
 def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling: SamplingParams,
            document_seen_before: bool) -> RequestResult:
     record = engine.generate(request.tenant, request.messages, sampling)
+    return request_result(tokenizer, request, record, document_seen_before)
+
+
+def request_result(tokenizer: ChatTokenizer, request: Request, record: RequestRecord,
+                   document_seen_before: bool) -> RequestResult:
+    """The figures of one served request, from its record (any backend)."""
     document_hits, document_tokens = count_document_hits(tokenizer, request, record)
     masked = fully_masked_slots(tokenizer, request, record.private_mask)
     return RequestResult(
@@ -190,7 +197,7 @@ def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def _first_request_per_tenant(requests: list[Request]) -> list[Request]:
+def first_request_per_tenant(requests: list[Request]) -> list[Request]:
     seen: dict[str, Request] = {}
     for request in requests:
         seen.setdefault(request.tenant, request)

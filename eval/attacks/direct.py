@@ -42,15 +42,15 @@ def probe_direct(engine: Engine, victims: list[Request]) -> DirectLeakage:
         score.num_private_tokens += len(secret_tokens)
         for i, true_token in enumerate(secret_tokens):
             known = secret_tokens[:i]
-            wrong_token = _wrong_token(true_token, tokenizer.vocab_size)
+            wrong = wrong_token(true_token, tokenizer.vocab_size)
             hits_true = _hits(engine, victim, base, known + [true_token])
-            hits_wrong = _hits(engine, victim, base, known + [wrong_token])
+            hits_wrong = _hits(engine, victim, base, known + [wrong])
             if hits_true > hits_wrong:
                 score.num_recovered += 1
     return score
 
 
-def _wrong_token(token: int, vocab_size: int) -> int:
+def wrong_token(token: int, vocab_size: int) -> int:
     # a plain-text token id far from the true one (ids below ~100 are special or bytes)
     return 100 + (token + vocab_size // 2) % (vocab_size - 100)
 

@@ -13,3 +13,10 @@ def test_bad_options_get_a_clear_error(capsys, tmp_path):
     assert "qasper: dataset folder not found" in capsys.readouterr().err
     assert main(["--systems", "cacheprune_isolated"]) == 2
     assert "must include no_sharing" in capsys.readouterr().err
+
+
+def test_vllm_backend_names_the_systems_it_has(capsys):
+    assert main(["--backend", "vllm", "--systems", "no_sharing", "fixed_chunks_512"]) == 2
+    err = capsys.readouterr().err
+    assert "the vllm backend has no system fixed_chunks_512" in err
+    assert "cacheprune_isolated" in err
