@@ -33,8 +33,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--policies", nargs="+", choices=list(POLICIES), default=list(POLICIES))
-    parser.add_argument("--publish-modes", nargs="+", choices=["paper", "isolated"],
-                        default=["paper", "isolated"])
+    parser.add_argument("--publish-modes", nargs="+", choices=["paper_baseline", "isolated"],
+                        default=["paper_baseline", "isolated"])
     args = parser.parse_args()
     documents = load_documents("default", project_data_dir(), 3)
     requests = build_requests(documents, WorkloadConfig(

@@ -33,7 +33,8 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--min-words", type=int, default=0)
     parser.add_argument("--tenants", type=int, default=5)
-    parser.add_argument("--publish-mode", choices=("isolated", "paper"), default="isolated")
+    parser.add_argument("--publish-mode", choices=("isolated", "paper_baseline"),
+                        default="isolated")
     args = parser.parse_args()
 
     documents = [d for d in load_documents(args.dataset, args.data_dir or project_data_dir())

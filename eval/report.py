@@ -8,6 +8,7 @@ from typing import Any
 
 from eval.bound import Bound
 from eval.bound import summary as bound_summary
+from eval.privacy_report import attack_tables, detector_coverage
 from eval.runner import REFERENCE, SystemResult
 from eval.targets import targets_table
 
@@ -22,6 +23,7 @@ COLUMNS = [
     ("ROUGE-L", "rouge_l", "{:.3f}"),
     ("F1 vs full", "f1_vs_full", "{:.3f}"),
     ("ROUGE-L vs full", "rouge_l_vs_full", "{:.3f}"),
+    ("values lost", "values_recovered", "{:.1%}"),
     ("direct leak", "direct_leakage", "{:.1%}"),
     ("ctx leak exact", "contextual_exact", "{:.1%}"),
     ("ctx leak fuzzy", "contextual_fuzzy", "{:.1%}"),
@@ -40,6 +42,9 @@ def markdown_table(results: list[SystemResult], bound: Bound | None = None) -> s
         summary = summaries[result.name]
         cells = []
         for _, key, fmt in COLUMNS:
+            if key is not None and key not in summary:
+                cells.append("n/a")  # e.g. a system that is not attacked
+                continue
             value = base / summary["ttft_median_s"] if key is None else summary[key]
             cells.append(fmt.format(value))
         if bound is not None:
@@ -65,10 +70,16 @@ def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any
         "hit rate = tokens served from a cache / non-private prompt tokens; doc hits (warm) = "
         "the same over the non-private document tokens of requests whose document an earlier "
         "request carried (the first request for a document has nothing to reuse); speed-up = "
-        f"median TTFT of {REFERENCE} / median TTFT; direct leak = private tokens a prober "
-        "recovered from the hit count; ctx leak = private values readable in the caches."
+        f"median TTFT of {REFERENCE} / median TTFT; values lost = private values of the victims "
+        "recovered by any attack (n/a: a system that shares nothing across tenants); direct "
+        "leak = name tokens the first-generation prober recovered from the hit count; ctx leak "
+        "= private values readable in the caches."
         f"{bound_summary.BOUND_EXPLAINED if bound is not None else ''}\n\n"
         f"## Targets\n\n{targets_table(results, bound)}\n\n"
+        "## Privacy\n\nValues the detectors fully masked (every token holding a character of "
+        f"the value private), over the whole workload:\n\n{detector_coverage(results)}\n\n"
+        "Attacks on the victims' values (attack/oracle: recovered/attacked, probes spent; see "
+        f"docs/evaluation.md):\n\n{attack_tables(results)}\n\n"
         "![summary](summary.png)\n"
     )
     raw: dict[str, Any] = {"meta": meta, "systems": [r.as_dict() for r in results]}
@@ -98,8 +109,8 @@ def _plot(results: list[SystemResult], path: Path, bound: Bound | None = None) -
         (axes[0, 1], "document hit rate (warm requests)",
          [s["document_hit_rate_warm"] for s in summaries], "{:.0%}"),
         (axes[1, 0], "F1 vs full recompute", [s["f1_vs_full"] for s in summaries], "{:.2f}"),
-        (axes[1, 1], "direct leakage (private tokens recovered)",
-         [s["direct_leakage"] for s in summaries], "{:.0%}"),
+        (axes[1, 1], "private values recovered by any attack (0: not attacked)",
+         [s.get("values_recovered", 0.0) for s in summaries], "{:.0%}"),
     ]
     for ax, title, values, fmt in panels:
         labels = ttft_names if len(values) > len(names) else names

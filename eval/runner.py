@@ -4,29 +4,41 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass, field
+from functools import partial
 
 from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import Transformer
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving import Engine, EngineConfig, SamplingParams
+from cacheprune.serving import Engine, EngineConfig, RequestRecord, SamplingParams
+from eval.attacks import AttackSettings, SystemAttacks, attack_system
+from eval.attacks.summary import values_recovered
 from eval.bound import OracleBound
 from eval.hits import count_document_hits
-from eval.leakage import contextual_recovery, probe_direct
+from eval.leakage import contextual_recovery
+from eval.masked import fully_masked_slots
 from eval.metrics import rouge_l, token_f1
-from eval.workload import Request
+from eval.workload import SYSTEM_PROMPT, Request
 
+PAPER_BASELINE = "cacheprune_paper_baseline (research)"
 # (label, engine settings); "no_sharing" is also the full-recompute reference for quality.
 SYSTEMS: dict[str, EngineConfig] = {
     "no_sharing": EngineConfig(mode="no_sharing"),
     "tenant_prefix": EngineConfig(mode="tenant_prefix"),
     "global_prefix (unsafe)": EngineConfig(mode="global_prefix"),
     "fixed_chunks_512": EngineConfig(mode="fixed_chunks"),
-    "cacheprune_paper": EngineConfig(mode="cacheprune", publish_mode="paper"),
+    # The CachePrune paper's in-context KV: a research baseline, not a product option.
+    PAPER_BASELINE: EngineConfig(mode="cacheprune", publish_mode="paper_baseline"),
     "cacheprune_isolated": EngineConfig(mode="cacheprune", publish_mode="isolated"),
+    "cacheprune_segment": EngineConfig(mode="cacheprune", publish_mode="segment",
+                                       public_system_prompt=SYSTEM_PROMPT),
 }
 REFERENCE = "no_sharing"
+# Systems attacked by default: the unsafe global prefix cache (the positive control) and
+# cacheprune's modes. No sharing and a prefix cache per tenant give another tenant nothing to
+# probe; fixed chunks can be added (--attack-systems), but each of its probes is a full prefill.
+ATTACKED = ("global_prefix (unsafe)", PAPER_BASELINE, "cacheprune_isolated", "cacheprune_segment")
 
 
 @dataclass(slots=True)
@@ -46,6 +58,8 @@ class RequestResult:
     document_seen_before: bool  # an earlier request of the run carried the same document
     f1: float
     rouge_l: float
+    # (kind, fully masked) per private value: every token holding it was made private
+    masked_values: list[tuple[str, bool]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -54,6 +68,7 @@ class SystemResult:
     requests: list[RequestResult] = field(default_factory=list)
     direct_leakage: float = 0.0
     direct_private_tokens: int = 0
+    attacks: SystemAttacks | None = None  # None: not attacked (shares nothing across tenants)
     contextual_exact: float = 0.0
     contextual_fuzzy: float = 0.0
     f1_vs_reference: float = 0.0
@@ -77,22 +92,35 @@ class SystemResult:
             "rouge_l": statistics.fmean(r.rouge_l for r in self.requests),
             "f1_vs_full": self.f1_vs_reference,
             "rouge_l_vs_full": self.rouge_l_vs_reference,
-            "direct_leakage": self.direct_leakage,
+            **self._attack_summary(),
             "contextual_exact": self.contextual_exact,
             "contextual_fuzzy": self.contextual_fuzzy,
         }
 
+    def _attack_summary(self) -> dict[str, float]:
+        if self.attacks is None:
+            # A system faced with the first-generation prober only (the vLLM backend).
+            return {"direct_leakage": self.direct_leakage} if self.direct_private_tokens else {}
+        lost = values_recovered(self.attacks.outcomes)
+        return {"direct_leakage": self.direct_leakage, "values_recovered": lost.share,
+                "masked_values_recovered": lost.num_masked, "values_attacked": lost.num_values}
+
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "summary": self.summary(),
                 "requests": [asdict(r) for r in self.requests],
-                "direct_private_tokens": self.direct_private_tokens}
+                "direct_private_tokens": self.direct_private_tokens,
+                "attacks": ([asdict(o) for o in self.attacks.outcomes]
+                            if self.attacks is not None else None)}
 
 
 def run_systems(systems: dict[str, EngineConfig], model: Transformer,
                 tokenizer: ChatTokenizer, policy: DetectionPolicy, requests: list[Request],
                 sampling: SamplingParams, num_victims: int,
+                attack_settings: AttackSettings | None = None,
+                attacked: tuple[str, ...] = ATTACKED,
                 bound: OracleBound | None = None) -> list[SystemResult]:
-    """Serve the workload in order on a fresh engine per system, then attack each engine.
+    """Serve the workload in order on a fresh engine per system, then attack the systems in
+    `attacked` (each attack on fresh engines that served only its victim, see eval.attacks).
 
     The systems take turns request by request (each engine still sees the whole workload in
     order), so a slow spell of the machine lands on all of them rather than on one. `bound`,
@@ -108,13 +136,19 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
         if bound is not None:
             bound.serve(request, warm=request.doc_id in documents_seen)
         documents_seen.add(request.doc_id)
-    victims = _first_request_per_tenant(requests)[:num_victims]
-    for name, engine in tqdm(engines.items(), desc="attacks (every system)", unit="system"):
+    victims = first_request_per_tenant(requests)[:num_victims]
+    settings = attack_settings or AttackSettings()
+    for name, engine in engines.items():
         result = results[name]
         result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine, requests)
-        direct = probe_direct(engine, victims)
-        result.direct_leakage, result.direct_private_tokens = (direct.ratio,
-                                                               direct.num_private_tokens)
+    for name in tqdm([n for n in systems if n in attacked], desc="attacks", unit="system"):
+
+        config = systems[name]
+        attacks = attack_system(partial(Engine, model, tokenizer, policy, config), victims,
+                                settings, logprob=config.mode == "cacheprune")
+        results[name].attacks = attacks
+        results[name].direct_leakage = attacks.direct.ratio
+        results[name].direct_private_tokens = attacks.direct.num_private_tokens
     return list(results.values())
 
 
@@ -122,7 +156,14 @@ def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling:
            document_seen_before: bool) -> RequestResult:
     record = engine.generate(request.tenant, request.messages, sampling,
                              request.public_char_ranges)
+    return request_result(tokenizer, request, record, document_seen_before)
+
+
+def request_result(tokenizer: ChatTokenizer, request: Request, record: RequestRecord,
+                   document_seen_before: bool) -> RequestResult:
+    """The figures of one served request, from its record (any backend)."""
     document_hits, document_tokens = count_document_hits(tokenizer, request, record)
+    masked = fully_masked_slots(tokenizer, request, record.private_mask)
     return RequestResult(
         request_id=request.request_id,
         tenant=request.tenant,
@@ -139,6 +180,7 @@ def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling:
         document_seen_before=document_seen_before,
         f1=token_f1(record.text, request.answers),
         rouge_l=rouge_l(record.text, request.answers),
+        masked_values=[(request.slots[slot].kind, masked[slot]) for slot in masked],
     )
 
 
@@ -161,7 +203,7 @@ def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def _first_request_per_tenant(requests: list[Request]) -> list[Request]:
+def first_request_per_tenant(requests: list[Request]) -> list[Request]:
     seen: dict[str, Request] = {}
     for request in requests:
         seen.setdefault(request.tenant, request)

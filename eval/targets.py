@@ -10,6 +10,8 @@ MIN_DOCUMENT_HIT_RATE = 0.946  # of non-private document tokens, warm requests
 MIN_HITS_OVER_FIXED_CHUNKS = 1.44
 MAX_QUALITY_DROP = 0.01  # F1 and ROUGE-L, against the references, vs full recompute
 MIN_SHARE_OF_BOUND = 0.85  # oracle bound TTFT / TTFT, median over warm requests
+MAX_VALUES_RECOVERED = 0.01  # private values recovered by any attack, default policy
+MIN_GLOBAL_PREFIX_LOSS = 0.90  # the positive control: the prober must see the unsafe cache leak
 
 
 def target_rows(results: list[SystemResult],
@@ -53,14 +55,20 @@ def target_rows(results: list[SystemResult],
         if share is not None:
             rows.append((f"warm TTFT >= {MIN_SHARE_OF_BOUND:.0%} of the oracle bound", name,
                          f"{share:.0%}", _at_least(share, MIN_SHARE_OF_BOUND, "{:.0%}")))
-        leak = s["direct_leakage"]
-        rows.append(("direct leakage 0%", name, f"{leak:.1%}",
-                     "met" if leak == 0 else f"missed by {leak:.1%}"))
+        if "values_recovered" in s:
+            lost = s["values_recovered"]
+            rows.append((f"values recovered by any attack <= {MAX_VALUES_RECOVERED:.0%}", name,
+                         f"{lost:.1%} of {s['values_attacked']:.0f}",
+                         _at_most(lost, MAX_VALUES_RECOVERED, "{:.1%}")))
+            masked = s["masked_values_recovered"]
+            rows.append(("no fully masked value recovered", name, f"{masked:.0f}",
+                         "met" if masked == 0 else f"missed: {masked:.0f} recovered"))
     for name, s in summaries.items():
-        if name.startswith("global_prefix"):
-            leak = s["direct_leakage"]
-            rows.append(("the unsafe global prefix cache leaks (> 0%)", name, f"{leak:.1%}",
-                         "met" if leak > 0 else "missed: the prober recovered nothing"))
+        if name.startswith("global_prefix") and "values_recovered" in s:
+            lost = s["values_recovered"]
+            rows.append((f"the unsafe global prefix cache loses >= {MIN_GLOBAL_PREFIX_LOSS:.0%} "
+                         "(the prober works)", name, f"{lost:.1%}",
+                         _at_least(lost, MIN_GLOBAL_PREFIX_LOSS, "{:.1%}")))
     return rows
 
 

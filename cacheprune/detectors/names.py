@@ -6,60 +6,37 @@ What makes a run of words a name here:
 - any capitalized words after a title ('Mr. Okonkwo') or a name cue ('I'm Priya', 'Dear Kwame',
   'my name is ...'), or on the line after a sign-off ('Regards,' / 'Thanks,');
 - a lower-case pair of known names after a relation word or cue ('my boss sarah o'connor');
-- Han script: a common family name and one or two characters, then a word that follows people.
+- names in capitals ('JEAN-BAPTISTE MOREAU', 'SAMUEL J OKAFOR'), or a family name in capitals
+  before the given name ('ZHANG Wei', 'LI Jianhua');
+- a line of capitalized words or initials under a sign-off ('Mit freundlichen Grüßen\nJ. Weiß');
+- known names joined by 'and' or a comma to a name found ('Will Grant and Summer Rose');
+- Chinese, Korean and Japanese: a common family name and a given name, then a word that follows
+  people (name_scripts.py).
 Particles ('van der', 'de la', 'bin', 'Al-'), hyphens and apostrophes stay inside the name.
-A lone ordinary word that is also a name ('May', 'Will', 'Grant') is masked only with a cue.
+A lone ordinary word that is also a name ('May', 'Will', 'Grant') is masked only with a cue, and
+a run ending in a place word ('Victoria Station', 'Lincoln Park') is no person.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import regex
 
 from cacheprune.detectors.base import Detector, Span
-from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, load_gazetteer, table_name
-from cacheprune.detectors.name_words import (
-    DEFAULT_VOCABULARY_MODEL,
-    NameWordsSpec,
-    load_name_words,
-    ordinary_words,
-)
+from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
+from cacheprune.detectors.name_scripts import script_name_pattern
+from cacheprune.detectors.name_tokens import NameWord, WordReader
+from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, NameWordsSpec, load_name_words
 
 ENTITY = "PERSON"
-_LETTERS = r"[^\W\d_\p{Han}\p{Hiragana}\p{Katakana}]"
-WORD = regex.compile(rf"{_LETTERS}+(?:['’\-]{_LETTERS}+)*")
 # Between two words of one name: spaces, or the period and space after an initial.
-_GAP = regex.compile(r"[ \t\u00a0]{1,2}|\.[ \t]")
-_SURNAME_PREFIX = regex.compile(r"^(?:o['’]|d['’]|mc|mac|fitz)(?=\p{L})", regex.IGNORECASE)
-# A noun this popular as a name counts as a name (John, Wilson, Victoria); less popular nouns
-# ('data', 'york') count as ordinary words.
-NAME_NOUN_RANK = 100
+_GAP = regex.compile(r"[ \t\u00a0]{1,2}|\.[ \t]|\.-")
+# Words joined to a name found ('Will Grant and Summer Rose', 'Raj, Mei-Ling and Jack Rose').
+_COORDINATION = regex.compile(r",?[ \t]+(?:and|&|or|y|et|und|e|en|og|och|i|ve|и)[ \t]+|,[ \t]*")
 # A lone capitalized word mid-sentence is a name without a cue when it is a given name this
 # popular somewhere ('Yesterday Priya asked') and no English word at all.
 _LONE_NAME_RANK = 300
-
-
-@dataclass(slots=True)
-class _Word:
-    start: int
-    end: int
-    capitalized: bool
-    lower: bool
-    first: int | None
-    last: int | None
-    ordinary: bool
-    noun: bool  # also an English noun ('Adam', 'Victoria'): a lone one needs a cue
-    particle: bool
-
-    @property
-    def known(self) -> bool:
-        return self.first is not None or self.last is not None
-
-    @property
-    def strong(self) -> bool:
-        return self.known and not self.ordinary
 
 
 class NameDetector(Detector):
@@ -73,23 +50,24 @@ class NameDetector(Detector):
         self.words_file = words_file
         self.vocabulary_model = vocabulary_model
         self.words: NameWordsSpec = load_name_words(words_file)
-        self._gazetteer = load_gazetteer()
-        self._ordinary = ordinary_words(vocabulary_model)
+        self._reader = WordReader(self.words, vocabulary_model)
         self._titles = frozenset(t.casefold().rstrip(".") for t in self.words.titles)
-        self._particles = frozenset(p.casefold() for p in self.words.particles)
         self._relations = frozenset(w.casefold() for w in self.words.relation_words)
         self._cue_words = frozenset(c.casefold() for c in self.words.name_cues if " " not in c)
         self._cue = _phrase_pattern(self.words.name_cues, r"[ \t]*[,:]?[ \t]*$")
         self._sign_off = _phrase_pattern(self.words.sign_offs, r"[ \t]*[,.!]?[ \t]*$", start=True)
-        self._han = _han_pattern(self.words)
+        self._abbreviations = frozenset(a.casefold() for a in self.words.name_abbreviations)
+        self._places = frozenset(w.casefold() for w in self.words.place_words)
+        self._scripts = script_name_pattern(self.words)
 
     def describe(self) -> dict[str, Any]:
         return {"words": self.words.model_dump(mode="json"), "gazetteer": table_name(),
                 "vocabulary_model": self.vocabulary_model}
 
     def detect(self, text: str) -> list[Span]:
-        words = [self._word(text, m.start(), m.end()) for m in WORD.finditer(text)]
+        words = self._reader.words(text)
         spans: list[Span] = []
+        left_out: list[list[NameWord]] = []  # runs of known names not found on their own
         index = 0
         while index < len(words):
             end = self._run_end(text, words, index)
@@ -97,13 +75,46 @@ class NameDetector(Detector):
             if found is not None:
                 start, stop, score = found
                 spans.append(Span(ENTITY, start, stop, score, self.name))
+            elif self._could_be_coordinated(words[index:end]):
+                left_out.append(words[index:end])
             index = end
         spans.extend(self._family_comma_given(text, words))
+        spans.extend(self._coordinated(text, spans, left_out))
         spans.extend(Span(ENTITY, m.start("name"), m.end("name"), 0.7, self.name)
-                     for m in self._han.finditer(text))
+                     for m in self._scripts.finditer(text))
         return spans
 
-    def _family_comma_given(self, text: str, words: list[_Word]) -> list[Span]:
+    @staticmethod
+    def _could_be_coordinated(run: list[NameWord]) -> bool:
+        """Common names of two letters or more; a lone one popular as a given name."""
+        if not (run[0].capitalized or run[0].upper) or any(w.end - w.start < 2 for w in run):
+            return False
+        if not all(w.particle or min(w.first or MAX_RANK, w.last or MAX_RANK) <= COMMON_RANK
+                   for w in run):
+            return False
+        return len(run) > 1 or run[0].strong or (run[0].first or MAX_RANK) <= COMMON_RANK
+
+    def _coordinated(self, text: str, spans: list[Span], runs: list[list[NameWord]]) -> list[Span]:
+        """Runs of known names next to a name found, joined by 'and' or a comma."""
+        found: list[Span] = []
+        edges = {(s.start, s.end) for s in spans}
+        changed = True
+        while changed and runs:
+            changed = False
+            for run in list(runs):
+                start, end = run[0].start, run[-1].end
+                if self._is_place(text, run[-1]):
+                    runs.remove(run)
+                    continue
+                if any(_COORDINATION.fullmatch(text[a_end:start]) or
+                       _COORDINATION.fullmatch(text[end:a_start]) for a_start, a_end in edges):
+                    found.append(Span(ENTITY, start, end, 0.7, self.name))
+                    edges.add((start, end))
+                    runs.remove(run)
+                    changed = True
+        return found
+
+    def _family_comma_given(self, text: str, words: list[NameWord]) -> list[Span]:
         """'O'Neill, Patrick', 'Nakamura, Yuki': a family name, a comma, a given name."""
         found = []
         for family, given in zip(words, words[1:], strict=False):
@@ -113,71 +124,39 @@ class NameDetector(Detector):
                 found.append(Span(ENTITY, family.start, given.end, 0.7, self.name))
         return found
 
-    def _word(self, text: str, start: int, end: int) -> _Word:
-        token = text[start:end]
-        key = token.casefold().replace("’", "'")
-        if key.endswith("'s"):
-            key = key[:-2]
-        first, last = self._ranks(key)
-        # O'Brien, McAllister, D'Angelo: surname-shaped, never an ordinary word
-        surname_shaped = bool(_SURNAME_PREFIX.match(key)) and token[-1].islower()
-        if first is None and last is None and surname_shaped:
-            last = COMMON_RANK
-        return _Word(
-            start, end,
-            capitalized=token[0].isupper() and not (len(token) > 1 and token.isupper())
-            or not (token[0].isupper() or token[0].islower()),  # scripts without case
-            lower=token.islower(),
-            first=first, last=last,
-            ordinary=not surname_shaped and self._is_ordinary(key, first, last),
-            noun=self._ordinary.is_noun(key),
-            particle=key in self._particles,
-        )
-
-    def _ranks(self, key: str) -> tuple[int | None, int | None]:
-        ranks = self._gazetteer.get(key)
-        if ranks is not None:
-            return ranks.first, ranks.last
-        parts = [p for p in regex.split(r"[-']", key) if len(p) > 1]
-        if len(parts) < 2:
-            return None, None
-        found = [self._gazetteer[p] for p in parts if p in self._gazetteer]
-        firsts = [r.first for r in found if r.first is not None]
-        lasts = [r.last for r in found if r.last is not None]
-        return min(firsts, default=None), min(lasts, default=None)
-
-    def _is_ordinary(self, key: str, first: int | None, last: int | None) -> bool:
-        parts = [p for p in regex.split(r"[-']", key) if p] or [key]
-        popular = min(first or MAX_RANK + 1, last or MAX_RANK + 1) <= NAME_NOUN_RANK
-        return all(self._ordinary.is_other(p) or (self._ordinary.is_noun(p) and not popular)
-                   for p in parts)
-
-    def _run_end(self, text: str, words: list[_Word], index: int) -> int:
+    def _run_end(self, text: str, words: list[NameWord], index: int) -> int:
         """Words joined by name gaps: capitalized words and particles, or lower-case names."""
         head = words[index]
-        if not head.capitalized and not (head.lower and head.strong):
+        if not (head.capitalized or head.upper) and not (head.lower and head.strong):
             return index + 1
         end = index + 1
         while end < len(words):
             previous, word = words[end - 1], words[end]
             gap = text[previous.end:word.start]
             if not _GAP.fullmatch(gap) or (gap.startswith(".") and previous.end - previous.start
-                                          > 1):
+                                          > 1 and text[previous.start:previous.end].casefold()
+                                          not in self._abbreviations):
+                break
+            initial = word.end - word.start == 1
+            if head.upper and not (word.upper or word.capitalized or word.particle):
                 break
             if head.capitalized and not (word.capitalized or word.particle):
                 break
-            if not head.capitalized and not (word.lower and (word.strong or word.particle)):
+            after_initial = previous.end - previous.start == 1 and word.known
+            if head.lower and not (word.lower and (word.strong or word.particle or initial
+                                                   or after_initial)):
                 break
             end += 1
         return end
 
-    def _score_run(self, text: str, run: list[_Word]) -> tuple[int, int, float] | None:
+    def _score_run(self, text: str, run: list[NameWord]) -> tuple[int, int, float] | None:
         while run and run[-1].particle and not (run[-1].capitalized and run[-1].strong):
             run = run[:-1]
         # A greeting, cue or sentence-initial ordinary word before the name is not part of it.
         while run and ((run[0].particle and not run[0].capitalized)
                        or self._is_cue_word(text, run[0])
-                       or (run[0].ordinary and (run[0].first or MAX_RANK) > COMMON_RANK)):
+                       or (run[0].ordinary and (run[0].first or MAX_RANK) > COMMON_RANK
+                           and not _is_initial(text, run[0]))):
             run = run[1:]
         if not run:
             return None
@@ -186,18 +165,47 @@ class NameDetector(Detector):
             return None
         start, end = run[0].start, run[-1].end
         before = text[max(0, start - 40):start]
+        if self._is_place(text, run[-1]) and not (self._after_title(before)
+                                                  or self._after_sign_off(text, start)):
+            return None
+        if run[0].upper:
+            return self._score_upper(text, names, start, end, before)
         if run[0].capitalized:
             return self._score_capitalized(text, names, start, end, before)
-        return self._score_lower(names, start, end, before)
+        return self._score_lower([w for w in names if w.end - w.start > 1], start, end, before)
 
-    def _score_capitalized(self, text: str, names: list[_Word], start: int, end: int,
+    def _is_place(self, text: str, word: NameWord) -> bool:
+        return text[word.start:word.end].casefold() in self._places
+
+    def _score_upper(self, text: str, names: list[NameWord], start: int, end: int,
+                     before: str) -> tuple[int, int, float] | None:
+        """'JEAN-BAPTISTE MOREAU', 'SAMUEL J OKAFOR' (never one word: acronyms), 'ZHANG Wei'."""
+        letters = [w for w in names if w.end - w.start > 1]
+        if any(self._is_place(text, w) for w in letters):
+            return None
+        num_strong = sum(w.strong for w in letters)
+        cued = bool(self._cue.search(before)) or self._after_title(before)
+        # Capitals are also headings and shouting: every word must be a name, none ordinary.
+        if len(letters) >= 2 and not any(w.ordinary for w in letters) and (
+                num_strong >= 2 or cued and num_strong >= 1):
+            return start, end, 0.8
+        given = [w for w in letters[1:] if not w.upper]
+        if (names[0].last or MAX_RANK) <= COMMON_RANK and 1 <= len(given) <= 2 and all(
+                w.strong for w in given):
+            return start, end, 0.75  # family name in capitals first
+        return None
+
+    def _score_capitalized(self, text: str, names: list[NameWord], start: int, end: int,
                            before: str) -> tuple[int, int, float] | None:
         num_known = sum(w.known for w in names)
         num_strong = sum(w.strong for w in names)
         after_title = self._after_title(before)
-        cued = bool(self._cue.search(before)) or self._after_sign_off(text, start)
+        signed = self._after_sign_off(text, start)
+        cued = bool(self._cue.search(before)) or signed
         if after_title:
             return start, end, 0.9
+        if signed and len(names) <= 4 and _ends_line(text, end):
+            return start, end, 0.8  # the whole line under 'Regards,': the writer's name
         if len(names) >= 2 and num_strong >= 1 and num_known >= 2:
             return start, end, 0.85
         if cued and (num_strong >= 1 or (num_known >= 1 and len(names) >= 2)):
@@ -213,9 +221,9 @@ class NameDetector(Detector):
             return start, end, 0.6  # a popular given name, capitalized mid-sentence
         return None
 
-    def _score_lower(self, names: list[_Word], start: int, end: int,
+    def _score_lower(self, names: list[NameWord], start: int, end: int,
                      before: str) -> tuple[int, int, float] | None:
-        if not all(w.strong for w in names):
+        if not (names and names[0].strong and all(w.known for w in names)):
             return None
         if len(names) == 1:
             # 'hi, i'm marco', 'thanks john': a popular given name right after a cue.
@@ -229,7 +237,7 @@ class NameDetector(Detector):
             return start, end, 0.7
         return None
 
-    def _is_cue_word(self, text: str, word: _Word) -> bool:
+    def _is_cue_word(self, text: str, word: NameWord) -> bool:
         key = text[word.start:word.end].casefold().replace("’", "'")
         return key.rstrip(".") in self._titles or key in self._cue_words
 
@@ -248,6 +256,16 @@ class NameDetector(Detector):
         return bool(self._sign_off.search(text[previous_start:previous_end]))
 
 
+def _is_initial(text: str, word: NameWord) -> bool:
+    """'J.' in 'J. Weißmüller', 'A.-S.': one letter and a period."""
+    return word.end - word.start == 1 and text[word.end:word.end + 1] == "."
+
+
+def _ends_line(text: str, end: int) -> bool:
+    rest = text[end:text.find("\n", end) if "\n" in text[end:] else len(text)]
+    return not rest.strip(" \t.,;!")
+
+
 def _sentence_start(before: str) -> bool:
     stripped = before.rstrip(" \t")
     return not stripped or stripped[-1] in ".!?\n:\"'“"
@@ -258,18 +276,3 @@ def _phrase_pattern(phrases: list[str], tail: str, start: bool = False) -> regex
                       for phrase in phrases), key=len, reverse=True)
     head = r"^[ \t]*" if start else r"(?<!\w)"
     return regex.compile(rf"{head}(?:{'|'.join(escaped)}){tail}", regex.IGNORECASE)
-
-
-def _han_pattern(words: NameWordsSpec) -> regex.Pattern[str]:
-    if not words.han_family_names:
-        return regex.compile(r"(?!)(?P<name>)")
-    family = "|".join(regex.escape(f) for f in sorted(words.han_family_names, key=len,
-                                                      reverse=True))
-    follow = "|".join(regex.escape(f) for f in sorted(words.han_follow, key=len, reverse=True))
-    cues = "|".join(regex.escape(c) for c in sorted(words.han_cues, key=len, reverse=True))
-    boundary = rf"(?:(?<!\p{{Han}})|(?<={cues}))" if cues else r"(?<!\p{Han})"
-    # Two given-name characters when the word after them fits, else one.
-    return regex.compile(
-        rf"{boundary}(?P<name>(?:{family})(?:\p{{Han}}{{2}}(?=(?:{follow}))|\p{{Han}}(?=(?:{follow}))))"
-    )
-

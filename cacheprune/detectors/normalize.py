@@ -1,9 +1,14 @@
-"""Text as detectors should see it: NFKC, no zero-width characters, look-alike letters folded.
+"""Text as detectors should see it: NFKC, no zero-width characters, look-alike letters folded,
+and a space where a script written without spaces meets Latin letters or digits.
 
 An attacker (or a careless paste) can hide a value from pattern matching: a zero-width space
 inside an e-mail address, Cyrillic 'а' and 'о' in a Latin word, full-width digits. Detectors
 run on the normalized text; `NormalizedText.original_span` maps their offsets back, so the
 mask covers the original characters (the invisible ones inside a value included).
+
+Chinese, Japanese, Korean and Thai are written without spaces, so a value sits right against
+the words around it ('電話番号は090-4182-7935です'). Patterns that look for word boundaries
+would never see one there; a space is inserted (it maps to no original character).
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ _ZERO_WIDTH = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\
 # A run of non-space characters: confusables are folded inside such a run only when it mixes
 # ASCII letters with look-alikes, so genuine Cyrillic or Greek words are left as written.
 _RUN = regex.compile(r"\S+")
+# Where a script written without spaces meets a Latin letter or a digit, in either order.
+_SCRIPT_CHANGE = regex.compile(
+    r"(?<=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}])(?=[\p{Latin}\d])"
+    r"|(?<=[\p{Latin}\d])(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}])"
+)
 
 
 @dataclass(slots=True, frozen=True)
@@ -60,9 +70,32 @@ def normalize_for_detection(text: str) -> NormalizedText:
             ends.append(unit_end)
         index = unit_end
     folded = _fold_mixed_runs("".join(pieces))
+    folded, starts, ends = _space_script_changes(folded, starts, ends)
     if folded == text:
         return NormalizedText(text, None, None)
     return NormalizedText(folded, tuple(starts), tuple(ends))
+
+
+def _space_script_changes(text: str, starts: list[int],
+                          ends: list[int]) -> tuple[str, list[int], list[int]]:
+    """A space at each script change; it maps to the empty range before the next character."""
+    cuts = [m.start() for m in _SCRIPT_CHANGE.finditer(text)]
+    if not cuts:
+        return text, starts, ends
+    pieces: list[str] = []
+    new_starts: list[int] = []
+    new_ends: list[int] = []
+    previous = 0
+    for cut in [*cuts, len(text)]:
+        pieces.append(text[previous:cut])
+        new_starts.extend(starts[previous:cut])
+        new_ends.extend(ends[previous:cut])
+        if cut < len(text):
+            pieces.append(" ")
+            new_starts.append(starts[cut])
+            new_ends.append(starts[cut])
+        previous = cut
+    return "".join(pieces), new_starts, new_ends
 
 
 def _fold_mixed_runs(text: str) -> str:

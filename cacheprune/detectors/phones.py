@@ -1,7 +1,8 @@
 """Phone numbers of many countries, international and national formats, checked by phonenumbers.
 
 A candidate is a run of digits with the separators people type (spaces, dashes, dots,
-parentheses, a '(0)'), 7 to 15 digits, optionally after '+' or a '00' international prefix. It
+slashes, parentheses, a '(0)'), 7 to 15 digits, optionally after '+' or a '00' international
+prefix; or a North American vanity number, its last digits spelled in capitals. It
 is a phone number when Google's libphonenumber metadata (the `phonenumbers` package) says it
 is valid: as written for an international number, or in one of `regions` for a national one.
 """
@@ -21,8 +22,14 @@ DEFAULT_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "JP", "IN", "CA", "
                    "CN", "HK", "SG", "KR", "ZA", "NG", "AE", "TR", "RU", "UA", "IL", "NZ")
 _CANDIDATE = regex.compile(
     r"(?<![\w+/.,-])(?P<number>(?:\+|00)?[ ]?(?:\(\d{1,5}\)|\d)"
-    r"(?:[ ./\-]?(?:\(0\)|\(\d{1,5}\)|\d)){6,20})(?![\w/]|[.,]\d)"
+    r"(?:(?:[ ]/[ ]|[ ./\-])?(?:\(0\)|\(\d{1,5}\)|\d)){6,34})(?![\w/]|[.,]\d|-\w)"
 )
+# A vanity number spells its last digits in capitals ('1-888-KAT-LAWN', '1-800-FLOWERS').
+_VANITY = regex.compile(
+    r"(?<![\w+/.,-])(?P<number>(?:\+?1[ .\-]?)?(?:\(\d{3}\)[ ]?|\d{3}[ .\-])"
+    r"(?=[A-Z0-9.\-]*[A-Z]{2})[A-Z0-9](?:[A-Z0-9]|[.\-](?=[A-Z0-9])){6,9})(?![\w-])"
+)
+_SLASH_HALF = regex.compile(r"[^/]+?(?= / |$)")
 _CONTEXT = regex.compile(
     r"(?<!\w)(?:phone|telephone|tel|mobile|cell|cellphone|call|ring|text|sms|fax|whatsapp|"
     r"signal|number|contact|reach|dial|téléphone|portable|numéro|teléfono|móvil|número|"
@@ -37,8 +44,9 @@ _EXTENSION = regex.compile(
     r"(?i:,?[ \t]*(?:ext\.?|extension|x|poste|durchwahl|dw\.?|int\.?|interno)[ \t]*[-.:#]?[ \t]*)"
     r"\d{1,6}(?!\w)"
 )
-# Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04/11/62.
-_DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
+# Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04/11/62, 2019 / 2020.
+_DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}"
+                            r"|(?:19|20)\d{2} ?[/-] ?(?:19|20)\d{2}")
 
 
 class PhoneDetector(Detector):
@@ -69,18 +77,37 @@ class PhoneDetector(Detector):
                 "phonenumbers": self._lib.__version__}
 
     def detect(self, text: str) -> list[Span]:
-        spans = []
+        spans = self._vanity(text)
         for match in _CANDIDATE.finditer(text):
-            raw = match.group("number")
-            digits = sum(ch.isdigit() for ch in raw)
-            if not 7 <= digits <= 15:
-                continue
-            score = self._score(raw, text, match.start(), match.end())
-            if score is not None and score >= self.threshold:
-                start = match.start() + (len(raw) - len(raw.lstrip()))
-                extension = _EXTENSION.match(text, match.end())
-                end = match.end() if extension is None else extension.end()
-                spans.append(Span(ENTITY, start, end, score, self.name))
+            # Two numbers written 'A / B' are one candidate; each half is tried on its own.
+            pieces = [(match.start(), match.end())]
+            if " / " in match.group() and self._found(text, match.start(), match.end()) is None:
+                pieces = [(m.start() + match.start(), m.end() + match.start())
+                          for m in _SLASH_HALF.finditer(match.group())]
+            for start, end in pieces:
+                span = self._found(text, start, end)
+                if span is not None:
+                    spans.append(span)
+        return spans
+
+    def _found(self, text: str, start: int, end: int) -> Span | None:
+        raw = text[start:end]
+        digits = sum(ch.isdigit() for ch in raw)
+        if not 7 <= digits <= 15:
+            return None
+        score = self._score(raw, text, start, end)
+        if score is None or score < self.threshold:
+            return None
+        extension = _EXTENSION.match(text, end)
+        return Span(ENTITY, start + len(raw) - len(raw.lstrip()),
+                    end if extension is None else extension.end(), score, self.name)
+
+    def _vanity(self, text: str) -> list[Span]:
+        spans = []
+        for match in _VANITY.finditer(text):
+            digits = self._lib.convert_alpha_characters_in_number(match.group("number"))
+            if 10 <= sum(ch.isdigit() for ch in digits) <= 11 and self._is_valid(digits, "US"):
+                spans.append(Span(ENTITY, match.start(), match.end(), 0.8, self.name))
         return spans
 
     def _score(self, raw: str, text: str, start: int, end: int) -> float | None:

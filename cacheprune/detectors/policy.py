@@ -11,7 +11,6 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +22,7 @@ from cacheprune.detectors.chain import CharRange, DetectorChain
 from cacheprune.detectors.mask import TokenMask, mask_text
 from cacheprune.detectors.registry import build_detector, detector_class
 from cacheprune.detectors.thresholds import ScoreThresholds
-from cacheprune.detectors.yaml_io import read_yaml, validate
+from cacheprune.detectors.yaml_io import read_yaml, shipped_file, validate
 
 _VERSION_TAG = "cacheprune-detector-policy/1"
 
@@ -70,7 +69,7 @@ class DetectionPolicy:
 
 
 def default_policy_path() -> Path:
-    return Path(str(resources.files("cacheprune.detectors") / "rules" / "policy.yaml"))
+    return shipped_file("policy.yaml")
 
 
 def load_policy(path: str | Path | None = None) -> DetectionPolicy:

@@ -15,6 +15,8 @@ _BUILTINS: dict[str, str] = {
     "names": "cacheprune.detectors.names:NameDetector",
     "phones": "cacheprune.detectors.phones:PhoneDetector",
     "secrets": "cacheprune.detectors.secrets:EntropySecretDetector",
+    "addresses": "cacheprune.detectors.addresses:AddressDetector",
+    "tables": "cacheprune.detectors.tables:TableColumnDetector",
 }
 # What to install when a built-in's import fails on a missing module (top-level module name).
 _INSTALL_HINTS: dict[str, str] = {

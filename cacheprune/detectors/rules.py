@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -13,11 +12,11 @@ from cacheprune.detectors.base import Detector, DetectorConfigError, Span
 from cacheprune.detectors.rules_schema import RuleFileSpec, RuleSpec, compile_pattern
 from cacheprune.detectors.thresholds import ScoreThresholds
 from cacheprune.detectors.validators import VALIDATORS
-from cacheprune.detectors.yaml_io import read_yaml, validate
+from cacheprune.detectors.yaml_io import read_yaml, shipped_file, validate
 
 
 def default_rules_path() -> Path:
-    return Path(str(resources.files("cacheprune.detectors") / "rules" / "default.yaml"))
+    return shipped_file("default.yaml")
 
 
 def load_rule_file(path: str | Path) -> RuleFileSpec:
@@ -123,8 +122,19 @@ class RuleDetector(Detector):
 
 def _words_pattern(words: list[str]) -> regex.Pattern[str]:
     # Longest first, so 'e-mail address' wins over 'e-mail' inside one alternation.
-    alternatives = "|".join(regex.escape(w.strip()) for w in sorted(words, key=len, reverse=True))
-    return regex.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", regex.IGNORECASE)
+    alternatives = "|".join(_bounded(w.strip()) for w in sorted(words, key=len, reverse=True))
+    return regex.compile(f"(?:{alternatives})", regex.IGNORECASE)
+
+
+_SPACED_LETTER = regex.compile(r"[\p{Latin}\p{Cyrillic}\p{Greek}\d_]")
+
+
+def _bounded(word: str) -> str:
+    """The word on word boundaries; a word in a script written without spaces ('マイナンバー')
+    has none, so it is found right against the next word ('マイナンバーは')."""
+    head = r"(?<!\w)" if _SPACED_LETTER.match(word[:1]) else ""
+    tail = r"(?!\w)" if _SPACED_LETTER.match(word[-1:]) else ""
+    return f"{head}{regex.escape(word)}{tail}"
 
 
 def _deny_list_pattern(phrases: list[str]) -> regex.Pattern[str]:

@@ -20,6 +20,13 @@ ENTITY = "SECRET"
 _TOKEN = regex.compile(r"(?<![\w/+=.-])[A-Za-z0-9+/=_\-]{16,512}(?![\w/+=-])")
 _HEX = regex.compile(r"[0-9a-fA-F]+")
 _SEPARATORS = regex.compile(r"[-_/+]")
+# NOTE: a hex digest named as one ('commit 9c4e1f2...', 'SHA-256: e7a1...') identifies public
+# content (a commit, a release file); a key is never introduced by these words.
+_DIGEST_WORDS = regex.compile(
+    r"(?i:(?<![\w])(?:commit|commits|sha-?(?:1|224|256|384|512)?|md5|hash|digest|checksum|"
+    r"fingerprint|revision|rev|blob|tree|object id|oid)(?![\w])[^\n]{0,32}$)"
+)
+_DIGEST_WINDOW = 48
 
 
 def shannon_entropy(text: str) -> float:
@@ -52,7 +59,9 @@ class EntropySecretDetector(Detector):
         spans = []
         for match in _TOKEN.finditer(text):
             token = match.group()
-            if len(token) >= self.min_length and self._looks_random(token):
+            if len(token) >= self.min_length and self._looks_random(token) and not (
+                    _HEX.fullmatch(token) and _DIGEST_WORDS.search(
+                        text[max(0, match.start() - _DIGEST_WINDOW):match.start()])):
                 spans.append(Span(ENTITY, match.start(), match.end(), 0.8, self.name))
         return spans
 

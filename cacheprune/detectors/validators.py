@@ -58,6 +58,75 @@ def phone(text: str) -> bool:
     return 7 <= len(_digits(text)) <= 15
 
 
+def cn_ric(text: str) -> bool:
+    """China's resident identity number: 17 digits, a valid birth date, the ISO 7064 check.
+
+    NOTE: python-stdnum also looks the first six digits up in its own table of districts, which
+    lacks districts created or renumbered since (Shanghai Pudong's 310115): real numbers fail.
+    """
+    from stdnum.cn import ric
+
+    compact = "".join(text.split()).upper()
+    if len(compact) != 18 or not compact[:17].isdigit():
+        return False
+    try:
+        ric.get_birth_date(compact)
+    except ValueError:
+        return False
+    return compact[-1] == ric.calc_check_digit(compact)
+
+
+def sg_nric(text: str) -> bool:
+    """Singapore NRIC/FIN: a prefix letter, seven digits and a check letter."""
+    compact = text.strip().upper()
+    if len(compact) != 9 or compact[0] not in "STFGM" or not compact[1:8].isdigit():
+        return False
+    weights = (2, 7, 6, 5, 4, 3, 2)
+    total = sum(int(d) * w for d, w in zip(compact[1:8], weights, strict=True))
+    total += {"T": 4, "G": 4, "M": 3}.get(compact[0], 0)
+    letters = "JZIHGFEDCBA" if compact[0] in "ST" else "XWUTRQPNMLK" if compact[0] in "FG" \
+        else "KLJNPQRTUWX"
+    return compact[-1] == letters[total % 11]
+
+
+def pl_id_card(text: str) -> bool:
+    """Polish identity card: three letters and six digits, the first digit a check digit."""
+    compact = "".join(text.split()).upper()
+    if len(compact) != 9 or not compact[:3].isalpha() or not compact[3:].isdigit():
+        return False
+    values = [ord(ch) - 55 for ch in compact[:3]] + [int(d) for d in compact[4:]]
+    total = sum(v * w for v, w in zip(values, (7, 3, 1, 7, 3, 1, 7, 3), strict=True))
+    return total % 10 == int(compact[3])
+
+
+def hk_id(text: str) -> bool:
+    """Hong Kong identity card: one or two letters, six digits, a check digit or A."""
+    compact = "".join(ch for ch in text.upper() if ch.isalnum())
+    if not 8 <= len(compact) <= 9 or not compact[-7:-1].isdigit():
+        return False
+    letters = compact[:-7]
+    if not letters.isalpha():
+        return False
+    values = [36] * (2 - len(letters)) + [ord(ch) - 55 for ch in letters]
+    values += [int(d) for d in compact[-7:-1]]
+    total = sum(v * w for v, w in zip(values, range(9, 1, -1), strict=True))
+    check = (11 - total % 11) % 11
+    return compact[-1] == ("A" if check == 10 else str(check))
+
+
+def tw_id(text: str) -> bool:
+    """Taiwan national identification number: a letter (the issuing area), sex, eight digits."""
+    compact = text.strip().upper()
+    area = "ABCDEFGHJKLMNPQRSTUVXYWZIO"
+    if len(compact) != 10 or compact[0] not in area or compact[1] not in "12" or not \
+            compact[1:].isdigit():
+        return False
+    code = area.index(compact[0]) + 10
+    digits = [code // 10, code % 10] + [int(d) for d in compact[1:]]
+    weights = (1, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1)
+    return sum(d * w for d, w in zip(digits, weights, strict=True)) % 10 == 0
+
+
 # National identity and tax numbers checked by python-stdnum (check digits, date and region
 # fields). Its modules accept the usual separators.
 _STDNUM_MODULES = {
@@ -71,7 +140,14 @@ _STDNUM_MODULES = {
     "in_pan": ("stdnum.in_.pan",),
     "br_cpf": ("stdnum.br.cpf",),
     "ca_sin": ("stdnum.ca.sin",),
-    "cn_ric": ("stdnum.cn.ric",),
+    "se_personnummer": ("stdnum.se.personnummer",),
+    "nordic_personal_number": ("stdnum.se.personnummer", "stdnum.dk.cpr", "stdnum.fi.hetu",
+                               "stdnum.no.fodselsnummer"),
+    "kr_rrn": ("stdnum.kr.rrn",),
+    "ie_pps": ("stdnum.ie.pps",),
+    "jp_individual_number": ("stdnum.jp.in_",),
+    "cz_birth_number": ("stdnum.cz.rc", "stdnum.sk.rc"),
+    "ro_cnp": ("stdnum.ro.cnp",),
     "pl_pesel": ("stdnum.pl.pesel",),
     "mx_curp": ("stdnum.mx.curp",),
 }
@@ -91,5 +167,10 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "us_ssn": us_ssn,
     "ip_address": ip_address,
     "phone": phone,
+    "cn_ric": cn_ric,
+    "sg_nric": sg_nric,
+    "pl_id_card": pl_id_card,
+    "hk_id": hk_id,
+    "tw_id": tw_id,
     **{name: _stdnum_validator(modules) for name, modules in _STDNUM_MODULES.items()},
 }

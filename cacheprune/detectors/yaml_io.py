@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -11,6 +12,17 @@ from pydantic import BaseModel, ValidationError
 from cacheprune.detectors.base import DetectorConfigError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def shipped_file(file_name: str) -> Path:
+    """A file of the rules folder shipped with cacheprune."""
+    return Path(str(resources.files("cacheprune.detectors") / "rules" / file_name))
+
+
+def load_spec(model: type[ModelT], path: str | Path | None, shipped_name: str) -> ModelT:
+    """Read and validate a YAML file; None reads the shipped one named `shipped_name`."""
+    resolved = shipped_file(shipped_name) if path is None else Path(path)
+    return validate(model, read_yaml(resolved), str(resolved))
 
 
 def read_yaml(path: Path) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -48,14 +49,50 @@ class ChatTokenizer:
         self.stop_token_ids = stop_token_ids
         self.bos_token = bos_token
         self.eos_token = eos_token
+        self._literal: Tokenizer | None = None
 
     @property
     def vocab_size(self) -> int:
         return int(self.backend.get_vocab_size(with_added_tokens=True))
 
     def encode(self, text: str) -> Encoding:
+        """Tokens of trusted text: a special token's text becomes that control token."""
         encoded = self.backend.encode(text, add_special_tokens=False)
         return Encoding(list(encoded.ids), [tuple(o) for o in encoded.offsets])  # type: ignore[misc]
+
+    def encode_prompt(self, text: str, untrusted_spans: Sequence[tuple[int, int]]) -> Encoding:
+        """Tokens of a rendered prompt in which only the template may emit control tokens.
+
+        Text inside `untrusted_spans` (what tenants wrote: each message's content, a whole plain
+        prompt) is encoded with special tokens split into ordinary text, so `<|im_start|>` typed
+        by a user cannot open a turn. The pieces are encoded apart and joined; for text without
+        special tokens this gives the ids of `encode(text)` (the template's pieces end where
+        the pre-tokenizer splits anyway; tested on the evaluation's prompts).
+        """
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        cursor = 0
+        for start, end in [*sorted(untrusted_spans), (len(text), len(text))]:
+            if not cursor <= start <= end <= len(text):
+                raise ValueError(f"untrusted span ({start}, {end}) overlaps another or lies "
+                                 f"outside the {len(text)}-character prompt")
+            for piece_start, piece_end, backend in ((cursor, start, self.backend),
+                                                    (start, end, self._literal_backend())):
+                if piece_end > piece_start:
+                    encoded = backend.encode(text[piece_start:piece_end], add_special_tokens=False)
+                    ids += encoded.ids
+                    offsets += [(a + piece_start, b + piece_start) for a, b in encoded.offsets]
+            cursor = end
+        return Encoding(ids, offsets)
+
+    def _literal_backend(self) -> Tokenizer:
+        # NOTE: a copy with `encode_special_tokens` set, not a toggle on the shared backend,
+        # which other threads may be using at the same time.
+        if self._literal is None:
+            literal = Tokenizer.from_str(self.backend.to_str())
+            literal.encode_special_tokens = True
+            self._literal = literal
+        return self._literal
 
     def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
         return str(self.backend.decode(ids, skip_special_tokens=skip_special_tokens))
@@ -67,8 +104,7 @@ class ChatTokenizer:
         if self.chat_template is None:
             raise ValueError("this model has no chat template; pass a plain prompt instead")
         for i, message in enumerate(messages):
-            if not isinstance(message, dict) or {"role", "content"} - message.keys():
-                raise ValueError(f"message {i} must be a dict with 'role' and 'content'")
+            check_message(i, message)
         return _compiled_template(self.chat_template).render(
             messages=messages,
             add_generation_prompt=add_generation_prompt,
@@ -88,6 +124,30 @@ class ChatTokenizer:
             "clean_up_tokenization_spaces": False,
         }
         (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
+
+
+def check_message(index: int, message: object) -> None:
+    """Refuse a chat message the template would render wrongly or the tokenizer choke on, with
+    a message that names the message and the field."""
+    if not isinstance(message, dict) or {"role", "content"} - message.keys():
+        raise ValueError(f"message {index} must be a dict with 'role' and 'content'")
+    for field in ("role", "content"):
+        value = message[field]
+        if not isinstance(value, str):
+            raise ValueError(f"message {index}: '{field}' must be a string, got "
+                             f"{type(value).__name__}")
+        check_text(value, f"message {index} '{field}'")
+    if not message["role"]:
+        raise ValueError(f"message {index}: 'role' is empty")
+
+
+def check_text(text: str, where: str) -> None:
+    """Refuse text that is not valid Unicode to encode (a lone surrogate, say)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{where} holds a character that is not valid Unicode text "
+                         f"({error.reason}) at position {error.start}") from None
 
 
 def _raise_template_error(message: str) -> None:

@@ -19,8 +19,9 @@ from typing import IO, Literal
 
 from prometheus_client import Counter
 
+# "leak_suspected": written by cacheprune.monitor, not by the pool.
 AuditEvent = Literal["publish", "reuse", "evict", "invalidate", "reject", "skip", "miss",
-                     "erase"]
+                     "erase", "leak_suspected"]
 logger = logging.getLogger(__name__)
 
 

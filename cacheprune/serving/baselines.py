@@ -128,10 +128,13 @@ class PrefixStore:
             if length > best_len:
                 best, best_len = cached, length
         if best is not None:
-            for key, cached in self._prompts.items():
-                if cached is best:
-                    self._prompts.move_to_end(key)
-                    break
+            # NOTE: every prompt holding the reused prefix is touched, as a block cache touches
+            # the shared blocks (vLLM's), not only the one the KV is read from: otherwise a
+            # stream of requests sharing a prefix would evict its first owner.
+            touched = [key for key, cached in self._prompts.items() if key[0] == scope
+                       and common_prefix_length(cached.token_ids, token_ids) == best_len]
+            for key in touched:
+                self._prompts.move_to_end(key)
         return best, best_len
 
     def add(self, scope: str, token_ids: npt.NDArray[np.int64], keys: torch.Tensor,

@@ -7,15 +7,20 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from cacheprune.annotator import AnnotatorConfig
+from cacheprune.monitor import LeakMonitorConfig
 from cacheprune.pool.store import DEFAULT_DOMAIN
 
 # cacheprune: token-level sharing of non-private segments (the product).
 # no_sharing / tenant_prefix / global_prefix / fixed_chunks: the baselines it is compared with.
 SharingMode = Literal["cacheprune", "no_sharing", "tenant_prefix", "global_prefix",
                       "fixed_chunks"]
-# isolated: a segment that followed a private token is recomputed alone before publishing, so
-# no shared KV ever attended to a private token. paper: publish the KV as computed in context.
-PublishMode = Literal["isolated", "paper"]
+# isolated: what a prompt with private tokens publishes (segments, marks, KV, positions) comes
+# from one pass over the prompt with its private tokens left out, so no published byte depends
+# on a private value. segment: also no tenant's preceding text: each published run's KV is
+# computed from the operator's declared public prefix and the run alone (context poisoning
+# closed). paper_baseline: the CachePrune paper's in-context KV, a research baseline only (its
+# segments after a private value carry a trace of it, see docs/privacy.md).
+PublishMode = Literal["isolated", "segment", "paper_baseline"]
 
 GiB = 1024**3
 
@@ -39,6 +44,11 @@ class EngineConfig:
     # row almost never happen by chance between unrelated texts.
     match_window: int = 16
     audit_log_path: str | None = None
+    # The operator's system prompt, declared public. publish_mode="segment" computes each
+    # published run after it (when a request starts with it) instead of after the tenant's text.
+    public_system_prompt: str | None = None
+    # Watches answers for another tenant's private words (hashes only); None turns it off.
+    leak_monitor: LeakMonitorConfig | None = field(default_factory=LeakMonitorConfig)
     # Where the pool lives: memory:// (this process), file:///folder, redis://host:port/db or
     # unix:///socket (see docs/pool.md). Shared backends need the pool key (here or in
     # $CACHEPRUNE_POOL_KEY); it is never printed.
@@ -61,8 +71,13 @@ class EngineConfig:
         modes = SharingMode.__args__  # type: ignore[attr-defined]
         if self.mode not in modes:
             raise ValueError(f"mode must be one of {', '.join(modes)}; got {self.mode!r}")
-        if self.publish_mode not in ("isolated", "paper"):
-            raise ValueError(f"publish_mode must be 'isolated' or 'paper'; got "
+        publish_modes = PublishMode.__args__  # type: ignore[attr-defined]
+        if self.publish_mode == "paper":
+            raise ValueError("publish_mode 'paper' is now 'paper_baseline': a research baseline "
+                             "whose shared KV carries traces of private values; use 'isolated' "
+                             "(the default) or 'segment' in production")
+        if self.publish_mode not in publish_modes:
+            raise ValueError(f"publish_mode must be one of {', '.join(publish_modes)}; got "
                              f"{self.publish_mode!r}")
         if self.capture_layer_stride < 1:
             raise ValueError(f"capture_layer_stride must be >= 1, got "

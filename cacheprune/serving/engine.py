@@ -5,25 +5,32 @@ KV comes from and what a request gives back."""
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections.abc import Sequence
 
 import numpy as np
+from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from cacheprune.detectors import DetectionPolicy, load_policy
 from cacheprune.engine.generate import SamplingParams, generate
 from cacheprune.engine.loader import load_default
 from cacheprune.engine.model import Transformer
+from cacheprune.engine.plan import PrefillResult
 from cacheprune.models import ChatTokenizer
-from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, Scope, open_pool
+from cacheprune.monitor import LeakFinding, LeakMonitor
+from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, PoolSession, Scope, open_pool
 from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
-from cacheprune.serving.prompt import Prompt, PublicRange, render_prompt
+from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
+from cacheprune.serving.prompt import Prompt, PublicRange, render
 from cacheprune.serving.record import RequestRecord
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.sharing import SegmentSharing
-from cacheprune.serving.strategy import SharingStrategy
-from cacheprune.tokens import TokenIds
+from cacheprune.serving.strategy import Published, SharingStrategy
+from cacheprune.tokens import TokenIds, true_runs
+
+logger = logging.getLogger(__name__)
 
 
 class Engine:
@@ -46,7 +53,14 @@ class Engine:
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
         ), pool_key=self.config.pool_key)
-        self.strategy = make_strategy(self.config, model)
+        self.strategy = make_strategy(self.config, model, tokenizer)
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.publish_failures = Counter(
+            "cacheprune_engine_publish_failures",
+            "Requests whose publish failed after decoding (answer returned, nothing published)",
+            registry=self.registry)
+        self.monitor = (LeakMonitor(self.config.leak_monitor)
+                        if self.config.leak_monitor is not None else None)
         self._request_numbers = itertools.count(1)
 
     @classmethod
@@ -74,12 +88,15 @@ class Engine:
                                   self.tokenizer.stop_token_ids,
                                   capture=strategy.capture(request, plan), request_start=started)
             # Everything below runs after the first token: it is off the TTFT path.
-            published = strategy.publish(request, session, generation.prefill)
-            session.commit()
+            published, publish_error = self._publish(request, session, generation.prefill)
+            if publish_error is None:
+                session.commit()  # without it the session discards what was staged
+        text = self.tokenizer.decode(generation.token_ids)
+        findings = self._watch(request, text)
         return RequestRecord(
             request_id=request.request_id,
             tenant=tenant,
-            text=self.tokenizer.decode(generation.token_ids),
+            text=text,
             token_ids=generation.token_ids,
             stats=generation.stats,
             num_private=request.num_private,
@@ -90,16 +107,48 @@ class Engine:
             published=[p.segment_hash for p in published],
             failed_closed_reason=request.failed_closed_reason,
             finish_reason=generation.finish_reason,
+            publish_error=publish_error,
+            num_leak_findings=len(findings),
         )
+
+    def _publish(self, request: ServedRequest, session: PoolSession,
+                 prefill: PrefillResult) -> tuple[list[Published], str | None]:
+        """Stage what the request gives back; a failure costs the pool, never the answer."""
+        try:
+            return self.strategy.publish(request, session, prefill), None
+        except Exception as error:  # noqa: BLE001
+            # NOTE: the answer is decoded already; losing it for a cache write would punish
+            # the tenant for an operator-side fault. The failure is logged, counted and named
+            # in the record, and nothing of the request is published.
+            logger.exception("request %s: publishing failed; the answer is returned and "
+                             "nothing is published", request.request_id)
+            self.publish_failures.inc()
+            return [], f"{type(error).__name__}: {error}"
+
+    def _watch(self, request: ServedRequest, answer: str) -> list[LeakFinding]:
+        """Give the leak monitor this request's private text (as hashes) and its answer."""
+        if self.monitor is None:
+            return []
+        self.monitor.remember(request.tenant, (
+            self.tokenizer.decode(request.token_ids[start:end].tolist())
+            for start, end in true_runs(request.private)))
+        return self.monitor.check(request.tenant, request.request_id, answer)
+
+    def metrics_text(self) -> str:
+        """The pool's, the engine's and the leak monitor's metrics (Prometheus text format)."""
+        parts = [self.pool.metrics_text(), generate_latest(self.registry).decode("utf-8")]
+        if self.monitor is not None:
+            parts.append(self.monitor.metrics_text())
+        return "".join(parts)
 
     def _admit(self, tenant: str, prompt: Prompt,
                public_ranges: Sequence[PublicRange]) -> ServedRequest:
         """Render, tokenize and mask the prompt; raises on bad input before any pool access."""
         if not tenant:
             raise ValueError("tenant must be a non-empty string")
-        text, public = render_prompt(self.tokenizer, prompt, public_ranges)
-        encoding = self.tokenizer.encode(text)
-        masked = self.policy.mask(text, encoding.offsets, public)
+        rendered = render(self.tokenizer, prompt, public_ranges)
+        encoding = self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
+        masked = self.policy.mask(rendered.text, encoding.offsets, rendered.public)
         detection = masked.detection
         return ServedRequest(
             request_id=f"req-{next(self._request_numbers)}",
@@ -116,8 +165,11 @@ class Engine:
         return pooled + self.strategy.cached_token_ids()
 
 
-def make_strategy(config: EngineConfig, model: Transformer) -> SharingStrategy:
+def make_strategy(config: EngineConfig, model: Transformer,
+                  tokenizer: ChatTokenizer) -> SharingStrategy:
     """The sharing strategy of `config.mode`."""
+    if config.mode == "cacheprune" and config.publish_mode == "segment":
+        return ContextFreeSharing(model, config, declared_prefix_ids(tokenizer, config))
     if config.mode == "cacheprune":
         return SegmentSharing(model, config)
     if config.mode == "fixed_chunks":
@@ -126,3 +178,4 @@ def make_strategy(config: EngineConfig, model: Transformer) -> SharingStrategy:
         return PrefixCaching(per_tenant=config.mode == "tenant_prefix",
                              max_prompts=config.max_prefix_prompts)
     return NoSharing()
+

@@ -5,7 +5,7 @@ product's sources, of the prompt for the fixed-chunk baseline's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -14,7 +14,6 @@ import torch
 
 from cacheprune.engine.model import Transformer
 from cacheprune.engine.plan import PrefillPlan, PrefillResult
-from cacheprune.serving.public_view import PublicView
 from cacheprune.serving.request import ServedRequest
 
 SegmentKV = tuple[torch.Tensor, torch.Tensor, npt.NDArray[np.int64]]  # keys, values, positions
@@ -51,37 +50,9 @@ class PrivateFreeKV:
     keys: torch.Tensor
     values: torch.Tensor
 
-    @classmethod
-    def compute(cls, model: Transformer, view: PublicView, end: int) -> PrivateFreeKV:
-        """One prefill over public tokens [0, end) of `view`."""
-        result = model.prefill(PrefillPlan.full(torch.from_numpy(view.token_ids[:end])))
-        return cls(result.keys, result.values)
-
     def segment(self, start: int, end: int) -> SegmentKV:
         return (self.keys[:, :, start:end], self.values[:, :, start:end],
                 np.arange(start, end))
-
-
-@dataclass(slots=True)
-class IsolatedKV:
-    """In context before the prompt's first private token (causality keeps that KV free of
-    every private token); from the private-free pass after it, computed once per request and
-    only if some segment needs it, over the public view up to `end` (the last segment's end).
-    Spans are of the public view, whose first `request.first_private` tokens are the prompt's."""
-
-    model: Transformer
-    request: ServedRequest
-    view: PublicView
-    prefill: PrefillResult
-    end: int
-    _private_free: PrivateFreeKV | None = field(default=None, init=False)
-
-    def segment(self, start: int, end: int) -> SegmentKV:
-        if end <= self.request.first_private:
-            return InContextKV(self.prefill, self.view.positions).segment(start, end)
-        if self._private_free is None:
-            self._private_free = PrivateFreeKV.compute(self.model, self.view, self.end)
-        return self._private_free.segment(start, end)
 
 
 @dataclass(slots=True)

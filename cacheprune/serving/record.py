@@ -23,3 +23,5 @@ class RequestRecord:
     published: list[str]
     failed_closed_reason: str | None
     finish_reason: str
+    publish_error: str | None = None  # publishing failed after decoding: nothing was shared
+    num_leak_findings: int = 0  # response n-grams matching another tenant's private text

@@ -13,7 +13,8 @@ from cacheprune.engine.model import Transformer
 from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig
-from cacheprune.serving.kv_sources import InContextKV, IsolatedKV, KVSource
+from cacheprune.serving.kv_sources import InContextKV, KVSource
+from cacheprune.serving.private_free import PrivateFreePass
 from cacheprune.serving.public_view import PublicView, has_run, public_attention
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.strategy import Published, SharingStrategy
@@ -39,10 +40,18 @@ class PoolSharing(SharingStrategy):
         # NOTE: a prefill that computes no run of min_len publishable tokens (a warm request
         # computes its private values, the question and scattered recomputed tokens) gives the
         # annotator nothing to choose from: its attention is not captured at all.
-        view = self.search_view(request)
-        computed = plan.compute_mask().numpy()[view.positions] & ~view.private
-        if not has_run(computed, self.config.annotator.min_len):
+        if not self.can_publish(request, plan.compute_mask().numpy()):
             return None
+        return self.annotator_capture()
+
+    def can_publish(self, request: ServedRequest, computed: MaskArray) -> bool:
+        """Whether the prompt tokens flagged in `computed` hold a run of `annotator.min_len`
+        public tokens of the view (the shortest segment there is)."""
+        view = self.search_view(request)
+        return has_run(computed[view.positions] & ~view.private, self.config.annotator.min_len)
+
+    def annotator_capture(self) -> AttentionCapture:
+        """The attention the annotator reads: every `capture_layer_stride`-th layer."""
         layers = range(0, self.model.config.num_layers, self.config.capture_layer_stride)
         return AttentionCapture(layers=tuple(layers))
 
@@ -69,20 +78,12 @@ class PoolSharing(SharingStrategy):
         if prefill.attention is None:  # see `capture`: nothing to publish
             return []
         view = self.search_view(request)
-        computed = np.zeros(request.num_tokens, dtype=np.bool_)
-        computed[prefill.computed_positions.numpy()] = True
         segments = self.segments(request, view, prefill.attention.numpy(),
-                                 computed[view.positions])
+                                 computed_mask(request, prefill)[view.positions])
         if not segments:
             return []
         source = self.kv_source(request, view, prefill, max(end for _, end, _ in segments))
-        published = []
-        for start, end, marks in segments:
-            keys, values, positions = source.segment(start, end)
-            segment_hash = session.stage(view.token_ids[start:end], keys, values, positions,
-                                         marks, view.private[start:end])
-            published.append(Published(str(segment_hash), end - start))
-        return published
+        return stage_segments(session, view, segments, source)
 
     def accepts(self, match: Match) -> bool:
         return True
@@ -101,10 +102,36 @@ class PoolSharing(SharingStrategy):
 
 class SegmentSharing(PoolSharing):
     """The product: the pool is searched and filled with the prompt's public view (its private
-    tokens taken out, so that the public text around them joins up); segments are chosen by the
-    annotator from the attention seen from that view, and published as computed in context
-    (`publish_mode "paper"`, the CachePrune paper's choice) or, where they follow a private
-    token, with the KV of the view computed as one sequence (`"isolated"`, the default)."""
+    tokens taken out, so that the public text around them joins up). `publish_mode="isolated"`
+    (the default): when the prompt holds a private token, segments, marks and KV all come from
+    one pass over the public view alone (see `private_free`), so no published byte depends on a
+    private value. `"paper_baseline"`: the CachePrune paper's choice, a research baseline only:
+    segments chosen by the annotator from the attention seen from the view, published with the
+    KV as computed in context, whose segments after a private value carry a trace of it."""
+
+    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
+        if self._publishes_private_free(request):
+            return None  # `publish` reads the private-free pass's attention instead
+        return super().capture(request, plan)
+
+    def publish(self, request: ServedRequest, session: PoolSession,
+                prefill: PrefillResult) -> list[Published]:
+        if not self._publishes_private_free(request):
+            return super().publish(request, session, prefill)
+        computed = computed_mask(request, prefill)
+        if not self.can_publish(request, computed):
+            return []  # see `PoolSharing.capture`
+        view = self.search_view(request)
+        computed = computed[view.positions]
+        end = int(np.flatnonzero(computed)[-1]) + 1
+        private_free = PrivateFreePass.compute(self.model, view, end, self.annotator_capture())
+        annotation = annotate(private_free.attention, np.zeros(end, dtype=np.bool_),
+                              computed[:end], self.config.annotator)
+        segments = [(s.start, s.end, s.recompute) for s in annotation.segments]
+        return stage_segments(session, view, segments, private_free.kv)
+
+    def _publishes_private_free(self, request: ServedRequest) -> bool:
+        return self.config.publish_mode == "isolated" and request.num_private > 0
 
     def search_view(self, request: ServedRequest) -> PublicView:
         return PublicView.of(request.token_ids, request.private)
@@ -115,10 +142,9 @@ class SegmentSharing(PoolSharing):
         matrix, inserted = public_attention(attention, request.private, config.sink_tokens)
         flags = np.zeros(matrix.shape[0], dtype=np.bool_)
         flags[inserted] = True  # the inserted column is never part of a segment
-        # NOTE: attention to private tokens counts as outside every segment in both modes, so
-        # the tokens that leaned on this tenant's private values are marked for recomputation:
-        # another tenant has other values there. (Isolated mode's KV never saw them, but
-        # reusing it unmarked changed 5 of 9 answers on the default workload.)
+        # NOTE: attention to private tokens counts as outside every segment (paper baseline:
+        # its KV did attend to them), so the tokens that leaned on this tenant's private values
+        # are marked for recomputation: another tenant has other values there.
         annotation = annotate(matrix, flags, np.insert(computed, inserted, True), config)
         spans = []
         for segment in annotation.segments:
@@ -133,6 +159,25 @@ class SegmentSharing(PoolSharing):
 
     def kv_source(self, request: ServedRequest, view: PublicView, prefill: PrefillResult,
                   end: int) -> KVSource:
-        if self.config.publish_mode == "isolated":
-            return IsolatedKV(self.model, request, view, prefill, end)
+        # Isolated mode reaches here only for a prompt without private tokens, whose KV as
+        # computed is private-free already.
         return InContextKV(prefill, view.positions)
+
+
+def computed_mask(request: ServedRequest, prefill: PrefillResult) -> MaskArray:
+    """Which of the prompt's tokens the prefill computed (the rest it reused)."""
+    computed = np.zeros(request.num_tokens, dtype=np.bool_)
+    computed[prefill.computed_positions.numpy()] = True
+    return computed
+
+
+def stage_segments(session: PoolSession, view: PublicView, segments: list[SegmentSpan],
+                   source: KVSource) -> list[Published]:
+    """Stage each span of `view` with its marks and the K, V and positions `source` gives it."""
+    published = []
+    for start, end, marks in segments:
+        keys, values, positions = source.segment(start, end)
+        segment_hash = session.stage(view.token_ids[start:end], keys, values, positions,
+                                     marks, view.private[start:end])
+        published.append(Published(str(segment_hash), end - start))
+    return published

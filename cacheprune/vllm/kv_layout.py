@@ -6,7 +6,7 @@ layer's cache as one tensor [num_blocks, num_kv_heads, block_size, 2 * head_dim]
 - GPU (FlashAttention, Triton): token-major rows, each row K then V (`token_major_layout`);
 - CPU (`CPU_ATTN`): `block_size` rows of V after a K area whose order is the kernel's own
   (ISA-specific packing), so the layout is measured by running the kernel once
-  (`cpu_tile_probe.probe_cpu_layout`), never assumed.
+  (`internals.probe_cpu_layout`), never assumed.
 A `TileLayout` records, for every (token offset, dim), the flat index inside one tile, so the
 copies below are exact for any such layout and move only the tokens asked for.
 """
@@ -75,14 +75,14 @@ def _tiles(layer: torch.Tensor) -> torch.Tensor:
 
 def gather(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], layout: TileLayout
            ) -> tuple[torch.Tensor, torch.Tensor]:
-    """K and V of the given slots as float32 [num_kv_heads, num_tokens, head_dim] copies."""
+    """K and V of the given slots as float32 [num_kv_heads, num_tokens, head_dim] copies, on
+    the cache's device."""
     blocks, offsets = (t.to(layer.device) for t in where)
     tiles, rows = _tiles(layer), blocks.view(-1, 1)
     # Advanced indices on dims 0 and 2 around a slice: the result is [tokens, head_dim, heads].
     keys = tiles[rows, :, layout.key_index.to(layer.device)[offsets]]
     values = tiles[rows, :, layout.value_index.to(layer.device)[offsets]]
-    return (keys.permute(2, 0, 1).to("cpu", torch.float32),
-            values.permute(2, 0, 1).to("cpu", torch.float32))
+    return (keys.permute(2, 0, 1).to(torch.float32), values.permute(2, 0, 1).to(torch.float32))
 
 
 def scatter(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], layout: TileLayout,

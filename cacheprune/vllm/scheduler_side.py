@@ -1,9 +1,18 @@
-"""The connector's scheduler half: mask each prompt, offer pooled KV, publish or discard.
+"""The connector's scheduler half: decide which prompts cacheprune computes, order those
+prefills from the worker, and tell it how each request ended.
+
+A prompt cacheprune computes is reported to vLLM as external tokens: all of it but the last
+token (which vLLM computes itself to sample). In the worker, cacheprune's prefill writes the
+KV of those tokens into the request's blocks before vLLM's forward pass, reusing pooled
+segments wherever they match.
 
 Calling contract (vLLM's scheduler, one thread, in the engine-core process):
-- `matched_tokens` when a waiting request is considered (again after a preemption);
-- `after_alloc` right after blocks were allocated for it;
-- `build_plan` once per step, for the loads and saves of that step;
+- `matched_tokens` when a waiting request is considered, possibly several times, and again
+  after a preemption. Side effects: it memoizes the prompt's mask, forgotten in `finished`;
+  nothing else (no pool access, no lease).
+- `after_alloc` once the request's blocks are allocated for this step (it will run).
+- `build_orders` once per step.
+- `worker_reported` with each step's worker report.
 - `finished` exactly once per request, on success, abort, error or any other end.
 
 vLLM objects are typed loosely (`Any`): this module imports nothing from vLLM.
@@ -11,167 +20,143 @@ vLLM objects are typed loosely (`Any`): this module imports nothing from vLLM.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from cacheprune.models.tokenizer import ChatTokenizer
-from cacheprune.pool.errors import PoolError
-from cacheprune.vllm.pool_setup import ConnectorResources
+from cacheprune.detectors import DetectionPolicy
+from cacheprune.models import ChatTokenizer
+from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
 from cacheprune.vllm.prompt_mask import mask_prompt
-from cacheprune.vllm.step_plan import LoadSpec, SaveSpec, StepPlan
+from cacheprune.vllm.settings import ConnectorSettings
 
 logger = logging.getLogger(__name__)
 
-# Request statuses (vLLM's RequestStatus names) whose KV may be published.
-_PUBLISHABLE_ENDS = frozenset({"FINISHED_STOPPED", "FINISHED_LENGTH_CAPPED"})
+# Request statuses (vLLM's RequestStatus names) after which a request's segments are published.
+PUBLISHABLE_ENDS = frozenset({"FINISHED_STOPPED", "FINISHED_LENGTH_CAPPED",
+                              "FINISHED_REPETITION"})
+SHARED_TENANT = "shared"  # the tenant of every request with tenant_source "none"
 
 
-@dataclass(slots=True)
-class _RequestState:
-    owner: str
-    token_ids: tuple[int, ...]
-    shareable: int  # leading tokens with no private token among them
-    publish_len: int = 0  # tokens to publish when the request ends well (0: nothing)
-    lease_path: str | None = None
-    load: tuple[int, int] | None = None  # [start, stop) to load at the next step
-    block_ids: list[int] = field(default_factory=list)
-    save_issued: bool = False
+@dataclass(slots=True, frozen=True)
+class _Admission:
+    """A prompt cacheprune computes: its tenant and its private tokens."""
+
+    tenant: str
+    private: tuple[bool, ...]
 
 
 class SchedulerSide:
-    def __init__(self, resources: ConnectorResources, tokenizer: ChatTokenizer) -> None:
-        self._resources = resources
+    def __init__(self, settings: ConnectorSettings, tokenizer: ChatTokenizer,
+                 policy: DetectionPolicy, min_tokens: int) -> None:
+        self._settings = settings
         self._tokenizer = tokenizer
-        self._store = resources.store
-        # Owners are unique across instances sharing one pool (request ids are not).
-        self._instance = uuid.uuid4().hex[:12]
-        self._requests: dict[str, _RequestState] = {}
+        self._policy = policy
+        self._min_tokens = min_tokens  # shorter prompts can neither reuse nor publish
+        self._admissions: dict[str, _Admission | None] = {}
+        self._orders: list[PrefillOrder] = []
+        self._prefilled: set[str] = set()  # first prefill ordered, request not finished
+        self._verdicts: dict[str, bool] = {}  # ended, verdict not yet sent
+        self._unsettled: set[str] = set()  # publication ordered, worker not done with it
         self._warned_unsalted = False
 
-    # ---- offers --------------------------------------------------------------------------
+    # ---- admission -----------------------------------------------------------------------
 
     def matched_tokens(self, request: Any, num_computed_tokens: int) -> int:
-        """Tokens beyond `num_computed_tokens` (vLLM's own prefix hit, block-aligned) that the
-        pool supplies for this request's non-private prefix; leases the entry. Never reaches
-        the last prompt token, which vLLM must compute to sample."""
-        state = self._state(request)
-        if state is None:
+        """Tokens beyond `num_computed_tokens` (vLLM's own prefix hit) that cacheprune will
+        supply: every token but the last, or 0 when cacheprune leaves the prompt to vLLM."""
+        if self._admit(request) is None:
             return 0
-        self._drop_lease(state)
-        limit = min(state.shareable, len(state.token_ids) - 1)
-        hit = self._store.lookup(state.token_ids[:limit]) if limit > 0 else None
-        matched = 0 if hit is None else hit.num_tokens
-        state.publish_len = self._publish_len(state, max(matched, num_computed_tokens))
-        if hit is None or matched <= num_computed_tokens:
-            return 0
-        lease = self._store.lease(state.owner, hit)
-        if lease is None:  # evicted between lookup and lease
-            return 0
-        state.lease_path = str(lease)
-        state.load = (num_computed_tokens, matched)
-        return matched - num_computed_tokens
+        return max(int(request.num_tokens) - 1 - num_computed_tokens, 0)
 
-    def _publish_len(self, state: _RequestState, already_stored: int) -> int:
-        """Publish the non-private prefix if it adds at least one minimum segment."""
-        minimum = self._resources.settings.min_shared_tokens
-        length = min(state.shareable, self._store.config.max_context_tokens)
-        return length if length - already_stored >= minimum else 0
+    def _admit(self, request: Any) -> _Admission | None:
+        request_id = request.request_id
+        if request_id not in self._admissions:
+            self._admissions[request_id] = self._admission(request)
+        return self._admissions[request_id]
 
-    def after_alloc(self, request: Any, num_external_tokens: int) -> None:
-        state = self._requests.get(request.request_id)
-        if state is not None and num_external_tokens == 0:
-            self._drop_lease(state)
-
-    def _state(self, request: Any) -> _RequestState | None:
-        state = self._requests.get(request.request_id)
-        if state is not None:
-            return state
-        if not self._eligible(request):
+    def _admission(self, request: Any) -> _Admission | None:
+        prompt = request.prompt_token_ids
+        if not prompt or getattr(request, "mm_features", None) \
+                or getattr(request, "prompt_embeds", None) is not None \
+                or getattr(request, "pooling_params", None) is not None:
+            return None  # embeddings, images or pooling: token ids alone do not define the KV
+        if len(prompt) < self._min_tokens:
             return None
-        token_ids = tuple(request.prompt_token_ids)
-        masked = mask_prompt(token_ids, self._tokenizer, self._resources.policy)
+        tenant = self._tenant(request)
+        if tenant is None:
+            return None
+        masked = mask_prompt(prompt, self._tokenizer, self._policy)
         if masked.failed_closed:
             logger.info("cacheprune: request %s is private as a whole (detection failed "
-                        "closed or its token ids do not re-encode)", request.request_id)
-        digest = hashlib.sha256(str(request.request_id).encode()).hexdigest()[:24]
-        state = _RequestState(f"{self._instance}-{digest}", token_ids, masked.shareable)
-        self._requests[request.request_id] = state
-        return state
+                        "closed or its token ids do not re-encode); vLLM computes it alone",
+                        request.request_id)
+            return None
+        return _Admission(tenant, tuple(bool(flag) for flag in masked.private))
 
-    def _eligible(self, request: Any) -> bool:
-        if not request.prompt_token_ids or getattr(request, "mm_features", None):
-            return False  # embeddings or multimodal inputs: ids alone do not identify the KV
-        if self._resources.settings.tenant_source == "cache_salt" and not request.cache_salt:
-            if not self._warned_unsalted:
-                logger.warning("cacheprune: requests without cache_salt are isolated (no pool "
-                               "lookup or publish); the server must set each tenant's salt")
-                self._warned_unsalted = True
-            return False
-        return True
+    def _tenant(self, request: Any) -> str | None:
+        if self._settings.tenant_source == "none":
+            return SHARED_TENANT
+        salt = getattr(request, "cache_salt", None)
+        if salt:
+            return str(salt)
+        if not self._warned_unsalted:
+            logger.warning("cacheprune: requests without cache_salt are isolated (no pool "
+                           "lookup or publish); the server must set each tenant's salt")
+            self._warned_unsalted = True
+        return None
+
+    def after_alloc(self, request: Any, block_ids: list[int], num_external_tokens: int) -> None:
+        """The request runs this step; order its prefill if vLLM took cacheprune's tokens."""
+        admission = self._admissions.get(request.request_id)
+        if admission is None or num_external_tokens == 0:
+            return
+        token_ids = tuple(int(t) for t in request.all_token_ids)
+        num_local = len(token_ids) - 1 - num_external_tokens
+        first = request.request_id not in self._prefilled
+        # NOTE: tokens the model generated before a preemption are never looked up or
+        # published: they are marked private.
+        num_generated = len(token_ids) - len(admission.private)
+        self._orders.append(PrefillOrder(
+            request_id=request.request_id, tenant=admission.tenant, token_ids=token_ids,
+            private=admission.private + (True,) * num_generated, num_local_tokens=num_local,
+            block_ids=tuple(block_ids), publish=first))
+        if first:
+            self._prefilled.add(request.request_id)
+            self._unsettled.add(request.request_id)
 
     # ---- per step ------------------------------------------------------------------------
 
-    def build_plan(self, scheduler_output: Any) -> StepPlan:
-        plan = StepPlan()
-        computed_before: dict[str, int] = {}
-        for new in scheduler_output.scheduled_new_reqs:
-            state = self._requests.get(new.req_id)
-            if state is not None:
-                state.block_ids = list(new.block_ids[0])
-                computed_before[new.req_id] = new.num_computed_tokens
-        cached = scheduler_output.scheduled_cached_reqs
-        for i, req_id in enumerate(cached.req_ids):
-            state = self._requests.get(req_id)
-            if state is None:
-                continue
-            new_blocks = cached.new_block_ids[i]
-            if req_id in cached.resumed_req_ids:
-                state.block_ids = list(new_blocks[0]) if new_blocks else []
-            elif new_blocks:
-                state.block_ids.extend(new_blocks[0])
-            computed_before[req_id] = cached.num_computed_tokens[i]
-        for req_id, before in computed_before.items():
-            state = self._requests[req_id]
-            if state.load is not None and state.lease_path is not None:
-                start, stop = state.load
-                plan.loads.append(LoadSpec(state.lease_path, start, stop, tuple(state.block_ids)))
-                state.load = None
-            scheduled = scheduler_output.num_scheduled_tokens.get(req_id, 0)
-            if state.publish_len and not state.save_issued \
-                    and before + scheduled >= state.publish_len:
-                plan.saves.append(SaveSpec(state.owner, state.token_ids[:state.publish_len],
-                                           tuple(state.block_ids)))
-                state.save_issued = True
-        return plan
+    def build_orders(self, admits: bool = False) -> StepOrders:
+        """This step's orders; `admits`: the step starts a request (new or resumed)."""
+        orders = StepOrders(self._orders, self._verdicts, admits or bool(self._orders))
+        self._orders, self._verdicts = [], {}
+        return orders
+
+    def worker_reported(self, report: WorkerReport) -> None:
+        self._unsettled -= report.settled
+
+    def has_pending_publications(self) -> bool:
+        """True while a request that ended still has a publication the worker has not settled:
+        vLLM must keep stepping (with empty steps) for the worker to finish it."""
+        return bool(self._verdicts) or bool(self._unsettled - self._prefilled)
+
+    @property
+    def num_tracked_requests(self) -> int:
+        """Requests the scheduler side holds any state for (for leak checks)."""
+        return len(set(self._admissions) | self._prefilled | self._unsettled
+                   | set(self._verdicts) | {order.request_id for order in self._orders})
 
     # ---- end of a request ----------------------------------------------------------------
 
     def finished(self, request: Any) -> None:
-        """Every end of a request: release its lease; publish only after a normal finish."""
-        state = self._requests.pop(request.request_id, None)
-        if state is None:
+        """Every end of a request: forget it; tell the worker whether to publish."""
+        request_id = request.request_id
+        self._admissions.pop(request_id, None)
+        self._orders = [order for order in self._orders if order.request_id != request_id]
+        if request_id not in self._prefilled:
             return
-        self._drop_lease(state)
+        self._prefilled.discard(request_id)
         status = getattr(request.status, "name", str(request.status))
-        if not (state.save_issued and status in _PUBLISHABLE_ENDS):
-            self._store.discard(state.owner)
-            return
-        length = state.publish_len
-        try:
-            self._store.publish(state.owner, state.token_ids[:length],
-                                np.zeros(length, dtype=np.bool_))
-        except (PoolError, FileNotFoundError) as error:
-            logger.warning("cacheprune: not published for request %s: %s",
-                           request.request_id, error)
-            self._store.discard(state.owner)
-
-    def _drop_lease(self, state: _RequestState) -> None:
-        if state.lease_path is not None:
-            self._store.release(state.owner)
-            state.lease_path = None
-            state.load = None
+        if request_id in self._unsettled:
+            self._verdicts[request_id] = status in PUBLISHABLE_ENDS

@@ -19,21 +19,27 @@ class ConnectorConfigError(ValueError):
 class ConnectorSettings(BaseModel):
     """What `kv_connector_extra_config` may hold.
 
-    `tenant_source="cache_salt"`: the tenant is the request's `cache_salt`, which the server
-    (not the client) must set; a request without one never touches the pool, since vLLM's own
-    prefix cache would then be shared unsalted. `"none"`: every request may use the pool
-    (one trusted tenant, or salts handled elsewhere).
+    `pool_url`: where the pool lives (`memory://`: this vLLM instance only;
+    `file:///dev/shm/cacheprune`: every instance of this machine; `redis://host:6379/0`:
+    every instance that reaches the server). `tenant_source="cache_salt"`: the tenant is the
+    request's `cache_salt`, which the server (not the client) must set; a request without one
+    never touches the pool. `"none"`: every request may use the pool (one trusted tenant);
+    refused while vLLM's prefix caching is on. `publish_mode` and `public_system_prompt`: as
+    the own engine's `EngineConfig` (checked there, when the worker starts).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    pool_dir: str = Field(min_length=1)
+    pool_url: str = Field(default="memory://", min_length=1)
     pool_budget_bytes: int = Field(default=2 * 1024**3, gt=0)
     min_shared_tokens: int = Field(default=64, ge=1)
     detector_config: str | None = None  # a policy YAML; None = the policy cacheprune ships
     tenant_source: TenantSource = "cache_salt"
+    publish_mode: str = "isolated"
+    public_system_prompt: str | None = None
     pool_ttl_s: float | None = Field(default=3600.0, gt=0)
-    audit_log: str | None = None
+    audit_log: str | None = None  # the pool's audit log (JSON lines)
+    request_log: str | None = None  # one JSON line per prefill: what the pool served
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

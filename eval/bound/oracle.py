@@ -31,8 +31,8 @@ from cacheprune.engine import (
     generate,
 )
 from cacheprune.engine.rope import move_keys
-from cacheprune.models import ChatTokenizer
-from cacheprune.serving.prompt import render_prompt
+from cacheprune.models import ChatTokenizer, Encoding
+from cacheprune.serving.prompt import render
 from eval.bound.sources import PromptSources, TokenKey, prompt_sources
 from eval.workload import Request
 
@@ -75,10 +75,7 @@ class OracleBound:
             self.records[request.request_id] = record
         else:
             record = None
-            _, public = render_prompt(self.tokenizer, request.messages,
-                                      request.public_char_ranges)
-            offsets = self.tokenizer.encode(sources.text).offsets
-            private_mask = self.policy.mask(sources.text, offsets, public).mask
+            _, private_mask = self._detect(request)
         for position, key in sources.public_keys(private_mask):
             self._published.setdefault(key, position)
         return record
@@ -97,10 +94,7 @@ class OracleBound:
         values = reference.values
 
         started = time.perf_counter()
-        text, public = render_prompt(self.tokenizer, request.messages,
-                                     request.public_char_ranges)
-        encoding = self.tokenizer.encode(text)
-        private_mask = self.policy.mask(text, encoding.offsets, public).mask
+        encoding, private_mask = self._detect(request)
         compute = sources.must_compute(published, private_mask)
         spans = [ReusedSpan(start, keys[:, :, start:end], values[:, :, start:end],
                             source_positions[start:end])
@@ -113,6 +107,13 @@ class OracleBound:
                              generation.prefill.computed_positions.numpy(),
                              generation.token_ids[0])
         return record, private_mask
+
+    def _detect(self, request: Request) -> tuple[Encoding, npt.NDArray[np.bool_]]:
+        """The prompt's tokens and private mask, rendered, tokenized and scanned as the engine
+        does it (on the clock when the bound is timed: the engine pays for it too)."""
+        rendered = render(self.tokenizer, request.messages, request.public_char_ranges)
+        encoding = self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
+        return encoding, self.policy.mask(rendered.text, encoding.offsets, rendered.public).mask
 
 
 def _runs(mask: npt.NDArray[np.bool_]) -> list[tuple[int, int]]:

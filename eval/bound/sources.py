@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving.prompt import render
 from eval.workload import USER_MESSAGE_INDEX, Request
 
 # A part of one token: ("d", doc_id, start, end) for document text, ("t", left context) for
@@ -72,7 +72,8 @@ def prompt_sources(tokenizer: ChatTokenizer, request: Request) -> PromptSources:
         raise ValueError(f"request {request.request_id}: its question is not in its prompt")
     question = (USER_MESSAGE_INDEX, question_start, question_start + len(request.question))
     spans = [*request.private_char_spans, *request.document_char_ranges, question]
-    text, ranges = render_prompt(tokenizer, request.messages, spans)
+    rendered = render(tokenizer, request.messages, spans)
+    text, ranges = rendered.text, rendered.public
     num_private = len(request.private_char_spans)
     num_document = len(request.document_char_ranges)
 
@@ -89,7 +90,7 @@ def prompt_sources(tokenizer: ChatTokenizer, request: Request) -> PromptSources:
     kind[question_range[0]:question_range[1]] = _QUESTION
     stretch_start = _stretch_starts(kind)
 
-    encoding = tokenizer.encode(text)
+    encoding = tokenizer.encode_prompt(text, rendered.untrusted)  # as the engine tokenizes
     keys: list[TokenKey | None] = []
     for token_id, (start, end) in zip(encoding.ids, encoding.offsets, strict=True):
         token_kinds = kind[start:end]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eval.workload.builder import Request, WorkloadConfig, build_requests
+from eval.workload.builder import PLACEMENTS, Request, SlotInfo, WorkloadConfig, build_requests
 from eval.workload.document import WorkloadError, note_boundary, truncate_text
 from eval.workload.prompt import SYSTEM_PROMPT
 from eval.workload.template import (
@@ -16,6 +16,7 @@ from eval.workload.template import (
 )
 
 __all__ = [
+    "PLACEMENTS",
     "SYSTEM_MESSAGE_INDEX",
     "SYSTEM_PROMPT",
     "USER_MESSAGE_INDEX",
@@ -24,6 +25,7 @@ __all__ = [
     "RenderedPrompt",
     "Request",
     "Slot",
+    "SlotInfo",
     "Text",
     "WorkloadConfig",
     "WorkloadError",

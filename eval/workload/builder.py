@@ -8,19 +8,19 @@ from dataclasses import dataclass
 
 from eval.data import Document
 from eval.workload.document import WorkloadError, note_boundary, truncate_text
+from eval.workload.private_values import UniqueValues, ValueSource
 from eval.workload.prompt import (
-    PROFILE_LINES,
-    REQUIRED_SLOTS,
-    ProfileLine,
+    CLOSINGS,
+    GREETINGS,
+    NOTES,
+    PROFILE_TOPICS,
+    Phrase,
     SlotSpec,
     build_template,
 )
-from eval.workload.synthetic import UniqueValues
 from eval.workload.template import CharSpan, PromptTemplate, RenderedPrompt
 
-# Slots whose values stay with a tenant across its requests (its profile); the others (the
-# note's colleague and the reply address) are drawn anew for every request.
-_NOTE_AND_QUESTION_SLOTS = ("colleague", "colleague_phone", "reply_email")
+PLACEMENTS = ("before", "inside", "after")
 
 
 @dataclass(slots=True, frozen=True)
@@ -57,6 +57,16 @@ class WorkloadConfig:
 
 
 @dataclass(slots=True, frozen=True)
+class SlotInfo:
+    """What fills a slot: the kind of value, its locale and where it sits in the prompt."""
+
+    kind: str
+    locale: str
+    placement: str  # one of PLACEMENTS
+    lower: bool = False  # the template writes this value in lower case
+
+
+@dataclass(slots=True, frozen=True)
 class Request:
     """One tenant's question about one document, with the ground truth of what is private.
 
@@ -77,6 +87,7 @@ class Request:
     answers: list[str]
     template: PromptTemplate
     slot_values: dict[str, str]
+    slots: dict[str, SlotInfo]
 
     @property
     def private_fraction(self) -> float:
@@ -85,14 +96,25 @@ class Request:
         return sum(end - start for _, start, end in self.private_char_spans) / user_chars
 
 
+@dataclass(slots=True, frozen=True)
+class _Profile:
+    """A tenant's own details: its locale, greeting and profile lines with their values."""
+
+    locale: str
+    greeting: Phrase
+    lines: tuple[Phrase, ...]
+    values: dict[str, str]
+
+
 def build_requests(documents: Sequence[Document], config: WorkloadConfig) -> list[Request]:
     """Requests for every (document, query, asking tenant), seeded by `config.seed`."""
     if not documents:
         raise WorkloadError("no documents to build requests from")
     rng = random.Random(config.seed)
-    values = UniqueValues(rng, [document.context for document in documents])
+    source = ValueSource(config.seed)
+    values = UniqueValues(source, [document.context for document in documents])
     tenants = [f"tenant-{index:02d}" for index in range(config.num_tenants)]
-    profiles = {tenant: _draw_profile(values) for tenant in tenants}
+    profiles = {tenant: _draw_profile(rng, source, values) for tenant in tenants}
     requests: list[Request] = []
     asker_turn = 0
     for document in documents:
@@ -107,59 +129,65 @@ def build_requests(documents: Sequence[Document], config: WorkloadConfig) -> lis
                     boundary, separator = note_boundary(text, rng)
                 except WorkloadError as error:
                     raise WorkloadError(f"document {document.doc_id!r}: {error}") from None
-                slot_values = dict(profiles[tenant])
-                slot_values.update(
-                    {
-                        spec.name: values.draw(spec.kind)
-                        for spec in REQUIRED_SLOTS
-                        if spec.name in _NOTE_AND_QUESTION_SLOTS
-                    }
-                )
+                profile = profiles[tenant]
+                note, closing = rng.choice(NOTES), rng.choice(CLOSINGS)
+                slot_values = dict(profile.values)
+                slots = _profile_slots(profile)
+                # The colleague in the note may come from anywhere; the rest is the tenant's.
+                for phrase, placement, locale in ((note, "inside", source.pick_locale()),
+                                                  (closing, "after", profile.locale)):
+                    for spec in phrase.slots:
+                        slot_values[spec.name] = values.draw(spec.kind, locale, spec.lower).text
+                        slots[spec.name] = SlotInfo(spec.kind, locale, placement, spec.lower)
                 template, rendered = _closest_to_target(
-                    text[:boundary],
-                    text[boundary:],
-                    separator,
-                    query.question,
-                    slot_values,
-                    config.private_fraction,
+                    profile, text[:boundary], note, separator, text[boundary:], closing,
+                    query.question, slot_values, config.private_fraction,
                 )
-                requests.append(
-                    _request(
-                        f"{document.doc_id}/q{query_index}/{tenant}",
-                        tenant,
-                        document,
-                        query_index,
-                        template,
-                        rendered,
-                        slot_values,
-                        config.documents_public,
-                    )
-                )
+                requests.append(_request(
+                    f"{document.doc_id}/q{query_index}/{tenant}", tenant, document, query_index,
+                    template, rendered, slot_values, slots, config.documents_public,
+                ))
     if config.shuffle:
         rng.shuffle(requests)
     return requests
 
 
-def _draw_profile(values: UniqueValues) -> dict[str, str]:
-    specs: list[SlotSpec] = [REQUIRED_SLOTS[0]]
-    for line in PROFILE_LINES:
+def _draw_profile(rng: random.Random, source: ValueSource, values: UniqueValues) -> _Profile:
+    locale = source.pick_locale()
+    greeting = rng.choice(GREETINGS)
+    lines = tuple(rng.choice(topic) for topic in PROFILE_TOPICS)
+    order = list(range(len(lines)))
+    rng.shuffle(order)  # so that every topic is somebody's first line
+    lines = tuple(lines[i] for i in order)
+    specs: list[SlotSpec] = list(greeting.slots)
+    for line in lines:
         specs.extend(line.slots)
-    return {spec.name: values.draw(spec.kind) for spec in specs}
+    drawn = {spec.name: values.draw(spec.kind, locale, spec.lower).text for spec in specs}
+    return _Profile(locale, greeting, lines, drawn)
+
+
+def _profile_slots(profile: _Profile) -> dict[str, SlotInfo]:
+    return {spec.name: SlotInfo(spec.kind, profile.locale, "before", spec.lower)
+            for phrase in (profile.greeting, *profile.lines) for spec in phrase.slots}
 
 
 def _closest_to_target(
+    profile: _Profile,
     head: str,
-    tail: str,
+    note: Phrase,
     separator: str,
+    tail: str,
+    closing: Phrase,
     question: str,
     slot_values: dict[str, str],
     target: float,
 ) -> tuple[PromptTemplate, RenderedPrompt]:
-    """The template with the prefix of PROFILE_LINES whose private share is nearest `target`."""
+    """The template with the prefix of the profile's lines whose private share is nearest
+    `target`."""
     best: tuple[float, PromptTemplate, RenderedPrompt] | None = None
-    for num_lines in range(len(PROFILE_LINES) + 1):
-        lines: tuple[ProfileLine, ...] = PROFILE_LINES[:num_lines]
-        template = build_template(head, tail, separator, question, lines)
+    for num_lines in range(len(profile.lines) + 1):
+        template = build_template(profile.greeting, profile.lines[:num_lines], head, note,
+                                  separator, tail, closing, question)
         rendered = template.render({name: slot_values[name] for name in template.slot_names})
         user_chars = len(rendered.messages[1]["content"])
         private_chars = sum(end - start for _, start, end in rendered.slot_spans.values())
@@ -178,6 +206,7 @@ def _request(
     template: PromptTemplate,
     rendered: RenderedPrompt,
     all_values: dict[str, str],
+    all_slots: dict[str, SlotInfo],
     documents_public: bool,
 ) -> Request:
     used = {name: all_values[name] for name in template.slot_names}
@@ -195,4 +224,5 @@ def _request(
         answers=list(query.answers),
         template=template,
         slot_values=used,
+        slots={name: all_slots[name] for name in template.slot_names},
     )

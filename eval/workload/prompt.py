@@ -1,23 +1,22 @@
 """The evaluation's prompt layout: a private profile, the shared document with a private note
-inside, and the question with a private reply address.
+inside, and a question with a private detail after it.
 
-Layout of the user message (slots in braces):
+Layout of the user message (one phrasing of each part is drawn per tenant or request):
 
-    Hello, my name is {name}. Here are my details for your records.
-    Email: {email}                                   <- optional profile lines, see PROFILE_LINES
-    ...
+    <greeting with the tenant's name, e.g. "Hi, I am {name} and ...">
+    <profile lines: labelled ("Phone: {phone}") or running text ("I live at {address}.")>
     Please read the following document and answer my question.
 
     <document text up to a line or sentence boundary>
-    [Note to self: ask Dr. {colleague} at {colleague_phone} about this part.]
+    <a note with a colleague's name and a number, id or secret>
     <rest of the document>
 
-    My question (please reply to {reply_email}): <question>
+    <a private detail and the question, e.g. "My passport number is {passport} ...">
     Answer briefly, using only the document.
 
-The document text is byte-identical for every tenant and is always preceded by the same
-template line and a newline, so its tokens (and those of each piece around the note) can be
-shared token for token.
+Values appear capitalised as generated or in lower case, labelled or inside running text,
+before, inside and after the document. The document text is byte-identical for every tenant and
+is always preceded by the same template line, so its tokens can be shared token for token.
 """
 
 from __future__ import annotations
@@ -30,19 +29,22 @@ SYSTEM_PROMPT = (
     "You are a helpful assistant. Answer the user's question using only the document they "
     "provide. Keep the answer short."
 )
+DOCUMENT_INTRO = "Please read the following document and answer my question.\n\n"
+QUESTION_MARK = "{question}"  # where a closing phrase puts the question
 
 
 @dataclass(slots=True, frozen=True)
 class SlotSpec:
-    """A slot and the kind of synthetic value that fills it (a key of `GENERATORS`)."""
+    """A slot, the kind of value that fills it, and whether the value is written lower-case."""
 
     name: str
     kind: str
+    lower: bool = False
 
 
 @dataclass(slots=True, frozen=True)
-class ProfileLine:
-    """One optional line of the profile: literal text and slots, ending in a newline."""
+class Phrase:
+    """Literal text and slots; a closing phrase holds `QUESTION_MARK` once."""
 
     pieces: tuple[str | SlotSpec, ...]
 
@@ -51,58 +53,99 @@ class ProfileLine:
         return tuple(piece for piece in self.pieces if isinstance(piece, SlotSpec))
 
 
-# In the order they are added when a prompt needs more private text to reach its target share.
-PROFILE_LINES = (
-    ProfileLine(("Email: ", SlotSpec("email", "email"))),
-    ProfileLine(("Phone: ", SlotSpec("phone", "phone"))),
-    ProfileLine(("Account (IBAN): ", SlotSpec("account", "account"))),
-    ProfileLine(("Home address: ", SlotSpec("address", "address"))),
-    ProfileLine(("Date of birth: ", SlotSpec("birth_date", "birth_date"))),
-    ProfileLine(
-        (
-            "Emergency contact: Dr. ",
-            SlotSpec("contact_name", "name"),
-            ", phone ",
-            SlotSpec("contact_phone", "phone"),
-        )
-    ),
-    ProfileLine(("Work email: ", SlotSpec("work_email", "email"))),
-    ProfileLine(("Mailing address: ", SlotSpec("mailing_address", "address"))),
+def _s(name: str, kind: str, lower: bool = False) -> SlotSpec:
+    return SlotSpec(name, kind, lower)
+
+
+GREETINGS = (
+    Phrase(("Hello, my name is ", _s("name", "name"), ". Here are my details for your records.")),
+    Phrase(("Hi, I am ", _s("name", "name"), " and I need help with a document.")),
+    Phrase(("hey, ", _s("name", "name", lower=True), " here. some details first.")),
+    Phrase(("This is ", _s("name", "name"), " writing; my details are below.")),
 )
-# Slots every prompt has, one per placement: before, inside and after the document.
-REQUIRED_SLOTS = (
-    SlotSpec("name", "name"),
-    SlotSpec("colleague", "name"),
-    SlotSpec("colleague_phone", "phone"),
-    SlotSpec("reply_email", "email"),
+# Optional profile lines, by topic; a tenant's profile takes one phrasing of each, in a seeded
+# order, and a prompt takes as many of them as bring its private share nearest the target.
+PROFILE_TOPICS: tuple[tuple[Phrase, ...], ...] = (
+    (Phrase(("Phone: ", _s("phone", "phone"))),
+     Phrase(("You can call me on ", _s("phone", "phone"), " most evenings."))),
+    (Phrase(("Home address: ", _s("address", "address"))),
+     Phrase(("I live at ", _s("address", "address"), ".")),
+     Phrase(("send letters to ", _s("address", "address", lower=True)))),
+    (Phrase(("Account (IBAN): ", _s("iban", "iban"))),
+     Phrase(("Please pay refunds into ", _s("iban", "iban"), "."))),
+    (Phrase(("National ID: ", _s("national_id", "national_id"))),
+     Phrase(("my id number is ", _s("national_id", "national_id")))),
+    (Phrase(("Date of birth: ", _s("birth_date", "birth_date"))),
+     Phrase(("I was born on ", _s("birth_date", "birth_date"), "."))),
+    (Phrase(("Email: ", _s("email", "email"))),
+     Phrase(("You can also write to ", _s("email", "email"), "."))),
+    (Phrase(("Our staging API key is ", _s("api_key", "api_key"), " if the tools need it.")),
+     Phrase(("API key: ", _s("api_key", "api_key")))),
+    (Phrase(("The portal password is ", _s("password", "password"), ".")),
+     Phrase(("password: ", _s("password", "password")))),
+    (Phrase(("Emergency contact: ", _s("contact_name", "name"), ", phone ",
+             _s("contact_phone", "phone"))),),
+)
+NOTES = (
+    Phrase(("[Note to self: ask Dr. ", _s("colleague", "name"), " at ",
+            _s("colleague_phone", "phone"), " about this part.]")),
+    Phrase(("[note: ", _s("colleague", "name", lower=True),
+            " says the shared folder password is ", _s("note_password", "password"), "]")),
+    Phrase(("[Reminder: ", _s("colleague", "name"), " (id ", _s("note_id", "national_id"),
+            ") disagrees with this section.]")),
+    Phrase(("[Note: the deploy key for this is ", _s("note_key", "api_key"), "; ask ",
+            _s("colleague", "name"), ".]")),
+)
+CLOSINGS = (
+    Phrase(("My question (please reply to ", _s("reply_email", "email"), "): ", QUESTION_MARK)),
+    Phrase(("My passport number is ", _s("passport", "passport"),
+            " in case you need it. My question: ", QUESTION_MARK)),
+    Phrase(("I moved to ", _s("new_address", "address"), " last week. My question: ",
+            QUESTION_MARK)),
+    Phrase(("Call me back on ", _s("callback_phone", "phone"), " if unclear. My question: ",
+            QUESTION_MARK)),
+    Phrase(("i was born ", _s("reply_birth_date", "birth_date"), ", so keep it simple: ",
+            QUESTION_MARK)),
 )
 
 
 def build_template(
+    greeting: Phrase,
+    profile: tuple[Phrase, ...],
     document_head: str,
-    document_tail: str,
+    note: Phrase,
     boundary_separator: str,
+    document_tail: str,
+    closing: Phrase,
     question: str,
-    profile_lines: tuple[ProfileLine, ...],
 ) -> PromptTemplate:
     """The template of one request; `boundary_separator` follows the note ('\\n' or ' ')."""
-    parts: list[Text | Slot] = [Text("Hello, my name is "), Slot("name")]
-    parts.append(Text(". Here are my details for your records.\n"))
-    for line in profile_lines:
-        for piece in line.pieces:
-            parts.append(Slot(piece.name) if isinstance(piece, SlotSpec) else Text(piece))
+    parts: list[Text | Slot] = []
+    for phrase in (greeting, *profile):
+        parts += _pieces(phrase, question)
         parts.append(Text("\n"))
-    parts += [
-        Text("Please read the following document and answer my question.\n\n"),
-        Text(document_head, is_document=True),
-        Text("[Note to self: ask Dr. "),
-        Slot("colleague"),
-        Text(" at "),
-        Slot("colleague_phone"),
-        Text(f" about this part.]{boundary_separator}"),
-        Text(document_tail, is_document=True),
-        Text("\n\nMy question (please reply to "),
-        Slot("reply_email"),
-        Text(f"): {question}\nAnswer briefly, using only the document."),
-    ]
-    return PromptTemplate(system=SYSTEM_PROMPT, user_parts=tuple(parts))
+    parts += [Text(DOCUMENT_INTRO), Text(document_head, is_document=True)]
+    parts += _pieces(note, question)
+    parts += [Text(boundary_separator), Text(document_tail, is_document=True), Text("\n\n")]
+    parts += _pieces(closing, question)
+    parts.append(Text("\nAnswer briefly, using only the document."))
+    return PromptTemplate(system=SYSTEM_PROMPT, user_parts=tuple(_merged(parts)))
+
+
+def _pieces(phrase: Phrase, question: str) -> list[Text | Slot]:
+    return [Slot(piece.name) if isinstance(piece, SlotSpec)
+            else Text(question if piece == QUESTION_MARK else piece)
+            for piece in phrase.pieces]
+
+
+def _merged(parts: list[Text | Slot]) -> list[Text | Slot]:
+    """Adjacent literal texts of the same kind joined, so a template reads as one string."""
+    merged: list[Text | Slot] = []
+    for part in parts:
+        last = merged[-1] if merged else None
+        if (isinstance(part, Text) and isinstance(last, Text)
+                and part.is_document == last.is_document):
+            merged[-1] = Text(last.text + part.text, last.is_document)
+        else:
+            merged.append(part)
+    return merged

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
-PARTS = ("tuned", "heldout")
+# NOTE: "tuned" and "heldout" were written by the author of the detectors; "blind" by someone
+# who had not read them (its figure before the fixes it led to is the estimate of
+# generalization); "recheck" after those fixes, never tuned on, to see whether they generalize.
+AUTHOR_PARTS = ("tuned", "heldout")
+BLIND_PART = "blind"
+RECHECK_PART = "recheck"
+UNTUNED_PARTS = (BLIND_PART, RECHECK_PART)
+PARTS = (*AUTHOR_PARTS, BLIND_PART, RECHECK_PART)
 _VALUE = re.compile(r"\[\[([A-Z]+):(.*?)\]\]", re.DOTALL)
 
 Offsets = Sequence[tuple[int, int]]
@@ -82,6 +89,36 @@ def score_corpus(mask: MaskFn, parts: Sequence[str] = PARTS) -> list[Outcome]:
                                         message.text[value.start:value.end],
                                         fully_masked(value, offsets, private)))
     return outcomes
+
+
+@dataclass(frozen=True)
+class FalsePositives:
+    """A PII-free message (one with no marked value) and the pieces of it the chain masked."""
+
+    part: str
+    num_tokens: int
+    num_masked: int
+    masked_pieces: tuple[str, ...]  # the masked text, adjacent masked tokens joined
+
+
+def score_pii_free(mask: MaskFn, parts: Sequence[str] = PARTS) -> list[FalsePositives]:
+    results = []
+    for part in parts:
+        for message in read_part(part):
+            if message.values:
+                continue
+            offsets, private = mask(message.text)
+            runs: list[tuple[int, int]] = []  # runs of adjacent masked tokens, as text spans
+            for (start, end), is_private in zip(offsets, private, strict=True):
+                if not is_private:
+                    continue
+                if runs and runs[-1][1] == start:
+                    runs[-1] = (runs[-1][0], end)
+                else:
+                    runs.append((start, end))
+            results.append(FalsePositives(part, len(offsets), sum(private),
+                                          tuple(message.text[a:b] for a, b in runs)))
+    return results
 
 
 def prose_documents(data_dir: Path, num_papers: int, num_stories: int,

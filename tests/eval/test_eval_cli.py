@@ -11,9 +11,18 @@ def test_bad_options_get_a_clear_error(capsys, tmp_path):
     assert "tenants_per_query must lie in [1, num_tenants=2], got 3" in capsys.readouterr().err
     assert main(["--dataset", "qasper", "--data-dir", str(tmp_path)]) == 2
     assert "qasper: dataset folder not found" in capsys.readouterr().err
-    assert main(["--systems", "cacheprune_paper"]) == 2
+    assert main(["--systems", "cacheprune_isolated"]) == 2
     assert "must include no_sharing" in capsys.readouterr().err
     assert main(["--max-docs", "0"]) == 2
     assert "--max-docs must be at least 1, got 0" in capsys.readouterr().err
     assert main(["--min-words", "100000"]) == 2
     assert "default: no document has 100000 words or more" in capsys.readouterr().err
+
+
+def test_vllm_backend_names_the_systems_it_has(capsys):
+    assert main(["--backend", "vllm", "--systems", "no_sharing", "fixed_chunks_512"]) == 2
+    err = capsys.readouterr().err
+    assert "the vllm backend has no system fixed_chunks_512" in err
+    assert "cacheprune_isolated" in err
+    assert main(["--backend", "vllm", "--documents-public"]) == 2
+    assert "--documents-public needs --backend engine" in capsys.readouterr().err

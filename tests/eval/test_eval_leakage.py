@@ -10,8 +10,9 @@ from cacheprune.detectors.policy import default_policy_path, policy_from_data
 from cacheprune.detectors.yaml_io import read_yaml
 from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from cacheprune.serving.prompt import render_prompt
+from eval.attacks import probe_direct
 from eval.data import load_documents, project_data_dir
-from eval.leakage import contextual_recovery, probe_direct
+from eval.leakage import contextual_recovery
 from eval.workload import WorkloadConfig, build_requests
 
 

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from eval.attacks import AttackOutcome, SystemAttacks
 from eval.bound import BoundRecord
 from eval.report import markdown_table, write_report
 from eval.runner import RequestResult, SystemResult
@@ -31,8 +32,22 @@ def _systems():
         _request(2.0, 100, 20, 80, 8, 0.25, (60, 57, True)),
         _request(3.0, 100, 10, 90, 9, 0.0, (70, 68, True)),
     ])
-    shared.direct_leakage = 0.0
+    shared.attacks = _attacks(num_values=100, num_recovered=1, num_masked=60)
     return [reference, shared]
+
+
+def _attacks(num_values: int, num_recovered: int, num_masked: int) -> SystemAttacks:
+    """Each value attacked twice (dictionary with both oracles); the recovered ones are the
+    last, unmasked values, recovered by the hit count only."""
+    outcomes = []
+    for index in range(num_values):
+        recovered = index >= num_values - num_recovered
+        for oracle in ("hits", "ttft"):
+            outcomes.append(AttackOutcome("v", f"s{index}", "name", "before", "dictionary",
+                                          oracle, fully_masked=index < num_masked,
+                                          recovered=recovered and oracle == "hits",
+                                          num_probes=9))
+    return SystemAttacks(outcomes)
 
 
 def test_summary_figures_by_hand():
@@ -51,7 +66,7 @@ def test_targets_by_hand():
     reference, shared = _systems()
     chunks = SystemResult("fixed_chunks_512", [_request(5.0, 100, 10, 0, 0, 0.5, (60, 30, True))])
     leaky = SystemResult("global_prefix (unsafe)", [_request(4.0, 100, 10, 0, 0, 0.5)])
-    leaky.direct_leakage = 0.5
+    leaky.attacks = _attacks(num_values=10, num_recovered=9, num_masked=0)
     rows = {row[0]: row for row in target_rows([reference, chunks, leaky, shared])}
     # median TTFT 5.0 s / 2.0 s = 2.5x: 2.0x short of 4.5x
     assert rows["TTFT speed-up >= 4.5x"][2:] == ("2.50x", "missed by 2.00x")
@@ -59,8 +74,14 @@ def test_targets_by_hand():
     assert rows["f1 within 0.01 of full recompute"][3] == "missed by 0.240"
     assert rows["document hit rate >= 94.6%"][2:] == ("96.2%", "met")
     assert rows["hit rate >= 1.44x fixed chunks"][2:] == ("96.2% vs 50.0% (1.92x)", "met")
-    assert rows["direct leakage 0%"][3] == "met"
-    assert rows["the unsafe global prefix cache leaks (> 0%)"][2:] == ("50.0%", "met")
+    assert rows["values recovered by any attack <= 1%"][2:] == ("1.0% of 100", "met")
+    assert rows["no fully masked value recovered"][2:] == ("0", "met")
+    assert rows["the unsafe global prefix cache loses >= 90% (the prober works)"][2:] == (
+        "90.0%", "met")
+    shared.attacks = _attacks(num_values=10, num_recovered=2, num_masked=9)
+    rows = {row[0]: row for row in target_rows([reference, shared])}
+    assert rows["values recovered by any attack <= 1%"][2:] == ("20.0% of 10", "missed by 19.0%")
+    assert rows["no fully masked value recovered"][2:] == ("1", "missed: 1 recovered")
 
 
 def test_table_and_files(tmp_path):
@@ -76,6 +97,10 @@ def test_table_and_files(tmp_path):
     raw = json.loads((tmp_path / "raw.json").read_text())
     assert [s["name"] for s in raw["systems"]] == ["no_sharing", "cacheprune_isolated"]
     assert (tmp_path / "summary.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = report.read_text()
+    # 100 values, 1 recovered; per kind: 60 fully masked, 1 recovered, 9 probes per attack
+    assert "1 of 100 values recovered (1%); 0 of them fully masked" in text
+    assert "| name | 100 | 60 | 1 | 1/100, 900 probes | 0/100, 900 probes |" in text
 
 
 def _bound():

@@ -60,7 +60,7 @@ def test_second_tenant_reuses_first_tenants_document(default_model, policy):
 
 
 def test_pool_never_holds_private_text(default_model, policy):
-    for publish_mode in ("isolated", "paper"):
+    for publish_mode in ("isolated", "segment", "paper_baseline"):
         engine = _engine(default_model, policy, publish_mode=publish_mode)
         for tenant in ("a", "b"):
             messages = _messages(tenant)

@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from serving_helpers import DOCUMENT
 
 from cacheprune.detectors import load_policy
 from cacheprune.pool import Scope
 from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from cacheprune.serving.prompt import render_prompt
 
-DOCUMENT = (
-    "The river ferry leaves the north pier every forty minutes from six in the morning. "
-    "Bicycles ride free on weekdays, and dogs on a lead are welcome on the open deck. "
-    "Tickets bought on board cost a little more than tickets bought at the pier office, "
-    "which also sells monthly passes for commuters and a family ticket for weekend trips. "
-) * 3
 MESSAGES = [
     {"role": "system", "content": "You answer questions about the ferry."},
     {"role": "user", "content": "I am Marta Kowalczyk, e-mail marta.k@example.net.\n\n"

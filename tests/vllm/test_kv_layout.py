@@ -29,7 +29,7 @@ def kernel():
 
 @pytest.fixture(scope="module")
 def layout(kernel):
-    from cacheprune.vllm.cpu_tile_probe import probe_cpu_layout
+    from cacheprune.vllm.internals import probe_cpu_layout
 
     return probe_cpu_layout(BLOCK_SIZE, HEAD_DIM, torch.float32)
 

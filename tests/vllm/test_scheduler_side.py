@@ -1,141 +1,175 @@
-"""The connector's scheduler half on plain request objects, without vLLM: repeated offers for a
-request that could not be scheduled, a preempted request resumed in new blocks, and what is
-left in the pool folder after each end. The pool, tokenizer and detectors are the real ones."""
+"""The connector's scheduler half on plain request objects (no vLLM engine): what it offers,
+what it orders, how it ends a request, and that nothing outlives a request never scheduled."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
-import torch
-from conftest import ALICE, BOB, prefix_tokens_before, public_document
 
 from cacheprune.detectors import load_policy
-from cacheprune.models import load_tokenizer
-from cacheprune.pool import KVShape, PoolConfig
-from cacheprune.pool.file_store import FileKVStore
-from cacheprune.vllm.pool_setup import ConnectorResources
+from cacheprune.vllm.orders import WorkerReport
 from cacheprune.vllm.scheduler_side import SchedulerSide
-from cacheprune.vllm.settings import ConnectorSettings
+from cacheprune.vllm.settings import parse_settings
 
-SHAPE = KVShape(num_layers=2, num_kv_heads=1, head_dim=4)  # small: only the bookkeeping matters
-BLOCK_SIZE = 16
+SECRET = "alice.moreau@example.com"
+PROMPT = ("Please answer from the handbook below.\n\nMy e-mail is " + SECRET + ".\n\n"
+          + "The office opens at nine and the library keeps the official copy. " * 12
+          + "\n\nQuestion: who keeps the official copy? Answer:")
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return load_tokenizer()
+    from cacheprune.models import converted_folder, load_tokenizer
+
+    return load_tokenizer(str(converted_folder()))
 
 
-@pytest.fixture(scope="module")
-def policy():
-    return load_policy()
+def make_side(tokenizer, **extra) -> SchedulerSide:
+    settings = parse_settings({"pool_url": "memory://", **extra})
+    return SchedulerSide(settings, tokenizer, load_policy(None), min_tokens=64)
 
 
-@pytest.fixture
-def store(tmp_path, policy):
-    config = PoolConfig(SHAPE, budget_bytes=1 << 26, max_context_tokens=4096,
-                        min_entry_tokens=64)
-    return FileKVStore(tmp_path / "pool", config, "model-under-test", policy.policy_version)
+def request(tokenizer, request_id: str = "r1", salt: str | None = "tenant-a",
+            text: str = PROMPT, **fields) -> SimpleNamespace:
+    ids = tokenizer.encode(text).ids
+    attributes = dict(request_id=request_id, prompt_token_ids=ids, all_token_ids=list(ids),
+                      num_tokens=len(ids), cache_salt=salt, mm_features=[],
+                      prompt_embeds=None, pooling_params=None,
+                      status=SimpleNamespace(name="RUNNING"))
+    attributes.update(fields)
+    return SimpleNamespace(**attributes)
 
 
-@pytest.fixture
-def scheduler(store, policy, tokenizer):
-    settings = ConnectorSettings(pool_dir=str(store.root))
-    return SchedulerSide(ConnectorResources(settings, store, policy, BLOCK_SIZE), tokenizer)
+def running(tokenizer) -> tuple[SchedulerSide, SimpleNamespace]:
+    """A scheduler side with one request whose first prefill was ordered."""
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    side.build_orders()
+    return side, req
 
 
-def _prompt(tenant) -> str:
-    return public_document("scheduler") + tenant.question()
+def secret_tokens(tokenizer, text: str, secret: str) -> set[int]:
+    """Independent reference: the tokens overlapping the secret's characters (string search)."""
+    start = text.index(secret)
+    end = start + len(secret)
+    return {i for i, (a, b) in enumerate(tokenizer.encode(text).offsets) if a < end and b > start}
 
 
-def _request(request_id: str, tokenizer, tenant, status: str = "FINISHED_STOPPED"):
-    return SimpleNamespace(
-        request_id=request_id, prompt_token_ids=tokenizer.encode(_prompt(tenant)).ids,
-        cache_salt=tenant.salt, mm_features=None, status=SimpleNamespace(name=status))
+def test_offers_every_token_but_the_last_beyond_vllms_own_hit(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    assert side.matched_tokens(req, 0) == req.num_tokens - 1
+    assert side.matched_tokens(req, 128) == req.num_tokens - 1 - 128
 
 
-def _step(new=(), cached=(), resumed=(), scheduled=None):
-    """A scheduler output: `new` holds (request id, block ids, computed before) for newly
-    scheduled requests, `cached` the same for running or resumed ones."""
-    return SimpleNamespace(
-        scheduled_new_reqs=[SimpleNamespace(req_id=r, block_ids=(list(b),),
-                                            num_computed_tokens=c) for r, b, c in new],
-        scheduled_cached_reqs=SimpleNamespace(
-            req_ids=[r for r, _, _ in cached], new_block_ids=[(list(b),) for _, b, _ in cached],
-            num_computed_tokens=[c for _, _, c in cached], resumed_req_ids=set(resumed)),
-        num_scheduled_tokens=scheduled or {})
+@pytest.mark.parametrize("change, why", [
+    ({"salt": None}, "no cache_salt: isolated"),
+    ({"text": "Hello there, what time is it?"}, "shorter than a segment"),
+    ({"prompt_embeds": object()}, "embeddings"),
+    ({"mm_features": [object()]}, "multimodal"),
+])
+def test_leaves_to_vllm_what_cacheprune_cannot_share(tokenizer, change, why):
+    side = make_side(tokenizer)
+    assert side.matched_tokens(request(tokenizer, **change), 0) == 0, why
 
 
-def _blocks(num_tokens: int, first: int) -> list[int]:
-    return list(range(first, first + -(-num_tokens // BLOCK_SIZE)))
+def test_ids_that_do_not_re_encode_are_private_as_a_whole(tokenizer):
+    """Token ids another tokenization produced: no character span can be trusted."""
+    side = make_side(tokenizer)
+    canonical = tokenizer.encode(PROMPT).ids
+    split = tokenizer.encode("Ple").ids + tokenizer.encode("ase").ids
+    assert tokenizer.decode(split) == tokenizer.decode(canonical[:1])
+    ids = split + canonical[1:]
+    req = request(tokenizer, prompt_token_ids=ids, all_token_ids=ids, num_tokens=len(ids))
+    assert side.matched_tokens(req, 0) == 0
 
 
-def _publish_shareable_prefix(scheduler: SchedulerSide, store: FileKVStore, tokenizer) -> int:
-    """Alice's request runs to the end: her non-private prefix becomes an entry."""
-    alice = _request("alice-1", tokenizer, ALICE)
-    assert scheduler.matched_tokens(alice, 0) == 0
-    scheduler.after_alloc(alice, 0)
-    n = len(alice.prompt_token_ids)
-    plan = scheduler.build_plan(_step(new=[("alice-1", _blocks(n, 0), 0)],
-                                      scheduled={"alice-1": n}))
-    (save,) = plan.saves
-    # stand in for the worker: stage KV of the saved tokens (values do not matter here)
-    kv = torch.zeros(SHAPE.num_layers, SHAPE.num_kv_heads, len(save.token_ids), SHAPE.head_dim)
-    store.stage(save.owner, save.token_ids, kv, kv.clone())
-    scheduler.finished(alice)
-    return len(save.token_ids)
+def test_without_tenant_source_every_request_is_one_shared_tenant(tokenizer):
+    side = make_side(tokenizer, tenant_source="none")
+    req = request(tokenizer, salt=None)
+    assert side.matched_tokens(req, 0) == req.num_tokens - 1
+    side.after_alloc(req, [3, 4], req.num_tokens - 1)
+    (order,) = side.build_orders().prefills
+    assert order.tenant == "shared"
 
 
-def test_repeated_offers_hold_one_lease_and_finish_releases_it(scheduler, store, tokenizer):
-    published = _publish_shareable_prefix(scheduler, store, tokenizer)
-    assert published == prefix_tokens_before(tokenizer, _prompt(ALICE), ALICE.secret)
-    leases = store.root / "leases"
-    bob = _request("bob-1", tokenizer, BOB)
-    expected = prefix_tokens_before(tokenizer, _prompt(BOB), BOB.secret)
-    offers = [scheduler.matched_tokens(bob, 0) for _ in range(3)]  # not scheduled twice
-    assert offers == [expected] * 3
-    assert len(list(leases.iterdir())) == 1
-    # vLLM's own prefix cache already holds some blocks: the offer is what lies beyond them
-    assert scheduler.matched_tokens(bob, 2 * BLOCK_SIZE) == expected - 2 * BLOCK_SIZE
-    assert len(list(leases.iterdir())) == 1
-    scheduler.finished(SimpleNamespace(**{**vars(bob), "status": SimpleNamespace(
-        name="FINISHED_ABORTED")}))
-    assert list(leases.iterdir()) == []
-    assert list((store.root / "staging").iterdir()) == []
+def test_order_carries_the_real_private_mask(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [7, 2, 9], req.num_tokens - 1)
+    orders = side.build_orders()
+    (order,) = orders.prefills
+    flagged = {i for i, flag in enumerate(order.private) if flag}
+    assert secret_tokens(tokenizer, PROMPT, SECRET) <= flagged
+    assert len(flagged) < 20  # the rest of the prompt stays shareable
+    assert (order.tenant, order.block_ids, order.num_local_tokens, order.publish) == \
+        ("tenant-a", (7, 2, 9), 0, True)
+    assert side.build_orders().prefills == []  # one order per allocation
 
 
-def test_a_preempted_request_saves_from_the_blocks_it_resumed_in(scheduler, tokenizer):
-    bob = _request("bob-2", tokenizer, BOB)
-    n = len(bob.prompt_token_ids)
-    assert scheduler.matched_tokens(bob, 0) == 0
-    scheduler.after_alloc(bob, 0)
-    first_blocks = _blocks(n, 0)
-    # chunked prefill: the first step computes 128 tokens, too few to save the prefix
-    plan = scheduler.build_plan(_step(new=[("bob-2", first_blocks, 0)],
-                                      scheduled={"bob-2": 128}))
-    assert plan.saves == []
-    # preempted, then resumed from scratch in other blocks
-    resumed_blocks = _blocks(n, 100)
-    plan = scheduler.build_plan(_step(cached=[("bob-2", resumed_blocks, 0)], resumed=["bob-2"],
-                                      scheduled={"bob-2": n}))
-    (save,) = plan.saves
-    shareable = prefix_tokens_before(tokenizer, _prompt(BOB), BOB.secret)
-    assert len(save.token_ids) == shareable
-    assert save.block_ids == tuple(resumed_blocks)  # not the freed blocks, not both
-    assert not set(save.block_ids) & set(first_blocks)
-    ids = np.asarray(bob.prompt_token_ids[:shareable])
-    assert np.array_equal(np.asarray(save.token_ids), ids)
+def test_a_request_never_scheduled_leaves_nothing_behind(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    for _ in range(3):  # considered again and again, never allocated
+        assert side.matched_tokens(req, 0) == req.num_tokens - 1
+    req.status = SimpleNamespace(name="FINISHED_ABORTED")
+    side.finished(req)
+    orders = side.build_orders()
+    assert orders.prefills == [] and orders.verdicts == {}
+    assert not side.has_pending_publications()
+    assert side.num_tracked_requests == 0
 
 
-def test_unsalted_requests_never_touch_the_pool(scheduler, store, tokenizer):
-    _publish_shareable_prefix(scheduler, store, tokenizer)
-    unsalted = _request("anon-1", tokenizer, BOB)
-    unsalted.cache_salt = None
-    assert scheduler.matched_tokens(unsalted, 0) == 0
-    assert list((store.root / "leases").iterdir()) == []
-    n = len(unsalted.prompt_token_ids)
-    plan = scheduler.build_plan(_step(new=[("anon-1", _blocks(n, 0), 0)],
-                                      scheduled={"anon-1": n}))
-    assert plan.loads == [] and plan.saves == []
+@pytest.mark.parametrize("status, publish", [("FINISHED_STOPPED", True),
+                                             ("FINISHED_LENGTH_CAPPED", True),
+                                             ("FINISHED_ABORTED", False),
+                                             ("FINISHED_ERROR", False)])
+def test_verdict_follows_how_the_request_ended(tokenizer, status, publish):
+    side, req = running(tokenizer)
+    assert not side.has_pending_publications()  # running: vLLM steps anyway
+    req.status = SimpleNamespace(name=status)
+    side.finished(req)
+    assert side.has_pending_publications()  # the worker must still settle it
+    assert side.build_orders().verdicts == {"r1": publish}
+    assert side.has_pending_publications()
+    side.worker_reported(WorkerReport({"r1"}))
+    assert not side.has_pending_publications()
+    assert side.num_tracked_requests == 0
+
+
+def test_resumed_request_is_prefilled_again_without_publishing(tokenizer):
+    side, req = running(tokenizer)
+    # Preempted after two generated tokens; vLLM's prefix cache still holds one block.
+    req.all_token_ids = req.all_token_ids + [11, 12]
+    req.num_tokens += 2
+    offered = side.matched_tokens(req, 128)
+    assert offered == req.num_tokens - 1 - 128
+    side.after_alloc(req, [5, 6, 8], offered)
+    (order,) = side.build_orders().prefills
+    assert order.publish is False and order.num_local_tokens == 128
+    assert order.private[-2:] == (True, True)  # generated tokens are never shared
+    assert len(order.token_ids) == req.num_tokens
+
+
+def test_settled_before_the_end_needs_no_verdict(tokenizer):
+    """The worker found nothing to publish: the request's end sends no verdict."""
+    side, req = running(tokenizer)
+    side.worker_reported(WorkerReport({"r1"}))
+    req.status = SimpleNamespace(name="FINISHED_STOPPED")
+    side.finished(req)
+    assert side.build_orders().verdicts == {}
+    assert not side.has_pending_publications()
+
+
+def test_a_step_admits_when_it_starts_a_request(tokenizer):
+    side = make_side(tokenizer)
+    req = request(tokenizer)
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    assert side.build_orders().admits  # a prefill order starts the request
+    assert not side.build_orders().admits  # a decode step with nothing new is quiet
+    assert side.build_orders(admits=True).admits  # vLLM's own new or resumed request

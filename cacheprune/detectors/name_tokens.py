@@ -1,0 +1,92 @@
+"""Words as the name detector sees them: where they are, their case, their popularity as first
+and last names (the gazetteer) and whether they are ordinary English words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, load_gazetteer
+from cacheprune.detectors.name_words import NameWordsSpec, ordinary_words
+
+_LETTERS = r"[^\W\d_\p{Han}\p{Hiragana}\p{Katakana}]"
+WORD = regex.compile(rf"{_LETTERS}+(?:['’\-]{_LETTERS}+)*")
+_SURNAME_PREFIX = regex.compile(r"^(?:o['’]|d['’]|mc|mac|fitz)(?=\p{L})", regex.IGNORECASE)
+# A noun this popular as a name counts as a name (John, Wilson, Victoria); less popular nouns
+# ('data', 'york') count as ordinary words.
+NAME_NOUN_RANK = 100
+
+
+@dataclass(slots=True)
+class NameWord:
+    start: int
+    end: int
+    capitalized: bool
+    lower: bool
+    upper: bool  # all capitals, two letters or more ('MOREAU')
+    first: int | None
+    last: int | None
+    ordinary: bool
+    noun: bool  # also an English noun ('Adam', 'Victoria'): a lone one needs a cue
+    particle: bool
+
+    @property
+    def known(self) -> bool:
+        return self.first is not None or self.last is not None
+
+    @property
+    def strong(self) -> bool:
+        return self.known and not self.ordinary
+
+
+class WordReader:
+    """Reads the words of a text with what the gazetteer and the English word lists say."""
+
+    def __init__(self, words: NameWordsSpec, vocabulary_model: str) -> None:
+        self._gazetteer = load_gazetteer()
+        self._ordinary = ordinary_words(vocabulary_model)
+        self._particles = frozenset(p.casefold() for p in words.particles)
+
+    def words(self, text: str) -> list[NameWord]:
+        return [self.word(text, m.start(), m.end()) for m in WORD.finditer(text)]
+
+    def word(self, text: str, start: int, end: int) -> NameWord:
+        token = text[start:end]
+        key = token.casefold().replace("’", "'")
+        if key.endswith("'s"):
+            key = key[:-2]
+        first, last = self._ranks(key)
+        # O'Brien, McAllister, D'Angelo: surname-shaped, never an ordinary word
+        surname_shaped = bool(_SURNAME_PREFIX.match(key)) and token[-1].islower()
+        if first is None and last is None and surname_shaped:
+            last = COMMON_RANK
+        return NameWord(
+            start, end,
+            capitalized=token[0].isupper() and not (len(token) > 1 and token.isupper())
+            or not (token[0].isupper() or token[0].islower()),  # scripts without case
+            lower=token.islower(),
+            upper=len(token) > 1 and token.isupper(),
+            first=first, last=last,
+            ordinary=not surname_shaped and self._is_ordinary(key, first, last),
+            noun=self._ordinary.is_noun(key),
+            particle=key in self._particles,
+        )
+
+    def _ranks(self, key: str) -> tuple[int | None, int | None]:
+        ranks = self._gazetteer.get(key)
+        if ranks is not None:
+            return ranks.first, ranks.last
+        parts = [p for p in regex.split(r"[-']", key) if len(p) > 1]
+        if len(parts) < 2:
+            return None, None
+        found = [self._gazetteer[p] for p in parts if p in self._gazetteer]
+        firsts = [r.first for r in found if r.first is not None]
+        lasts = [r.last for r in found if r.last is not None]
+        return min(firsts, default=None), min(lasts, default=None)
+
+    def _is_ordinary(self, key: str, first: int | None, last: int | None) -> bool:
+        parts = [p for p in regex.split(r"[-']", key) if p] or [key]
+        popular = min(first or MAX_RANK + 1, last or MAX_RANK + 1) <= NAME_NOUN_RANK
+        return all(self._ordinary.is_other(p) or (self._ordinary.is_noun(p) and not popular)
+                   for p in parts)

