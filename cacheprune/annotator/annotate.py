@@ -19,6 +19,8 @@ def annotate(
     private_mask: npt.NDArray[np.bool_],
     computed_mask: npt.NDArray[np.bool_],
     config: AnnotatorConfig,
+    *,
+    every_row: bool = False,
 ) -> Annotation:
     """Choose the self-contextualized segments of a prompt and the tokens to recompute in them.
 
@@ -28,6 +30,9 @@ def annotate(
     prefill (reused positions are never part of a new segment, and with
     `recompute_context="unshared"` attention to them does not mark a token for recomputation:
     they came from the pool, so every request that reuses this one's segments shares them too).
+    With `every_row` (`attention` holds the rows of every position, as a pass that computed
+    them all gives), a stretch of fewer than `config.min_len` reused positions between two
+    eligible tokens is eligible too: a short match of the pool inside new text does not cut it.
     Called once per prefill, after it; pure (no state is kept or changed). O(n^2) time,
     O(n) memory beyond the inputs.
     """
@@ -36,6 +41,11 @@ def annotate(
     private = _check_mask("private_mask", private_mask, n)
     computed = _check_mask("computed_mask", computed_mask, n)
     eligible = computed & ~private
+    if every_row:
+        # NOTE: without this, a short stretch of new text that another entry happened to hold
+        # (19 tokens of a document, say) cuts the new text in two, and what follows it leans on
+        # the text before it: not self-contextualized on its own, so never published.
+        eligible |= _short_gaps(eligible, ~computed & ~private, config.min_len)
     renormalize = config.sink_mode == "renormalize"
     max_len = n if config.max_len is None else config.max_len
 
@@ -44,7 +54,10 @@ def annotate(
     )
     raise_for_status(status, row)
     # Tokens this prefill reused came from the pool: shared text, like the earlier segments.
-    segments = _scored(matrix, private, starts, ends, config, np.flatnonzero(~computed))
+    reused = ~computed
+    for start, end in zip(starts, ends, strict=True):
+        reused[start:end] = False  # inside a segment: not before it, not shared
+    segments = _scored(matrix, private, starts, ends, config, np.flatnonzero(reused))
     return Annotation(segments=segments, num_tokens=n, num_eligible=int(eligible.sum()))
 
 
@@ -122,6 +135,21 @@ def recompute_marks(
     order = np.argsort(-external_shares, kind="stable")[:num_marked]
     marks[order] = external_shares[order] > 0.0
     return marks
+
+
+def _short_gaps(
+    eligible: npt.NDArray[np.bool_], gap: npt.NDArray[np.bool_], max_gap: int
+) -> npt.NDArray[np.bool_]:
+    """The runs of `gap` shorter than `max_gap` that have an eligible token right before and
+    right after them."""
+    padded = np.concatenate(([False], gap, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    bridged = np.zeros(gap.shape[0], dtype=np.bool_)
+    for start, end in zip(edges[::2], edges[1::2], strict=True):
+        inside = 0 < start and end < gap.shape[0]
+        if end - start < max_gap and inside and eligible[start - 1] and eligible[end]:
+            bridged[start:end] = True
+    return bridged
 
 
 def _check_mask(name: str, mask: object, n: int) -> npt.NDArray[np.bool_]:

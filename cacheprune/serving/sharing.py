@@ -125,8 +125,10 @@ class SegmentSharing(PoolSharing):
         computed = computed[view.positions]
         end = int(np.flatnonzero(computed)[-1]) + 1
         private_free = PrivateFreePass.compute(self.model, view, end, self.annotator_capture())
+        # The pass computed every token up to `end`: a short stretch this prefill happened to
+        # reuse inside new text may lie inside a segment (its KV comes from the pass too).
         annotation = annotate(private_free.attention, np.zeros(end, dtype=np.bool_),
-                              computed[:end], self.config.annotator)
+                              computed[:end], self.config.annotator, every_row=True)
         segments = [(s.start, s.end, s.recompute) for s in annotation.segments]
         return stage_segments(session, view, segments, private_free.kv)
 
