@@ -31,8 +31,9 @@ def annotate(
     `recompute_context="unshared"` attention to them does not mark a token for recomputation:
     they came from the pool, so every request that reuses this one's segments shares them too).
     With `every_row` (`attention` holds the rows of every position, as a pass that computed
-    them all gives), a stretch of fewer than `config.min_len` reused positions between two
-    eligible tokens is eligible too: a short match of the pool inside new text does not cut it.
+    them all gives), a public stretch of fewer than `config.min_len` reused positions that
+    borders eligible tokens only (or an end of the prompt) is eligible too: a short match of the
+    pool inside new text does not cut it, nor does a short template reused before it.
     Called once per prefill, after it; pure (no state is kept or changed). O(n^2) time,
     O(n) memory beyond the inputs.
     """
@@ -44,7 +45,10 @@ def annotate(
     if every_row:
         # NOTE: without this, a short stretch of new text that another entry happened to hold
         # (19 tokens of a document, say) cuts the new text in two, and what follows it leans on
-        # the text before it: not self-contextualized on its own, so never published.
+        # the text before it: not self-contextualized on its own, so never published. A short
+        # template before new text is published with it: a later prompt whose template differs
+        # (a private value of another length) finds it there, joined to the text, and not only
+        # in other entries as a stretch too short to match.
         eligible |= _short_gaps(eligible, ~computed & ~private, config.min_len)
     renormalize = config.sink_mode == "renormalize"
     max_len = n if config.max_len is None else config.max_len
@@ -140,14 +144,18 @@ def recompute_marks(
 def _short_gaps(
     eligible: npt.NDArray[np.bool_], gap: npt.NDArray[np.bool_], max_gap: int
 ) -> npt.NDArray[np.bool_]:
-    """The runs of `gap` shorter than `max_gap` that have an eligible token right before and
-    right after them."""
+    """The runs of `gap` shorter than `max_gap` next to an eligible token, with nothing but
+    eligible tokens or an end of the sequence on either side."""
     padded = np.concatenate(([False], gap, [False]))
     edges = np.flatnonzero(padded[1:] != padded[:-1])
+    # an end of the sequence counts as eligible, but at least one real neighbour must be
+    before_ok = np.concatenate(([True], eligible))
+    after_ok = np.concatenate((eligible, [True]))
     bridged = np.zeros(gap.shape[0], dtype=np.bool_)
     for start, end in zip(edges[::2], edges[1::2], strict=True):
-        inside = 0 < start and end < gap.shape[0]
-        if end - start < max_gap and inside and eligible[start - 1] and eligible[end]:
+        has_neighbour = (start > 0 and eligible[start - 1]) or (
+            end < gap.shape[0] and eligible[end])
+        if end - start < max_gap and before_ok[start] and after_ok[end] and has_neighbour:
             bridged[start:end] = True
     return bridged
 

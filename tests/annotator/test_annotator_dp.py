@@ -153,17 +153,14 @@ def test_a_short_reused_stretch_inside_new_text_does_not_cut_its_segment(
     whole = annotate(attention, private_mask, computed_mask, config, every_row=True)
 
     assert [(s.start, s.end) for s in cut.segments] == [(9, 30)]
-    assert direct_internal(weights, 30 + reused_length, n) < direct_external(
-        weights, 30 + reused_length, n)
-    if reused_length < min_len:
-        assert [(s.start, s.end) for s in whole.segments] == [(9, n)]
-        assert direct_internal(weights, 9, n) >= direct_external(weights, 9, n)
-        # the template came from the pool: attention to it marks nothing (shared text)
-        assert not whole.segments[0].recompute.any()
+    assert not cut.segments[0].recompute.any()  # the reused template is shared text
+    tail = 30 + reused_length
+    assert direct_internal(weights, tail, n) < direct_external(weights, tail, n)
+    if reused_length < min_len:  # the short template and stretch join the new text
+        assert [(s.start, s.end) for s in whole.segments] == [(0, n)]
     else:  # as long as a segment: an entry of its own, not published again
-        assert [(s.start, s.end) for s in whole.segments] == [(9, 30)]
-    # a stretch at the start (the template) is never bridged: nothing eligible before it
-    assert all(s.start >= 9 for s in whole.segments)
+        assert [(s.start, s.end) for s in whole.segments] == [(0, 30)]
+    assert whole.segments[0].external == 0.0
 
 
 @pytest.mark.parametrize("sink_mode", ["exclude", "renormalize"])

@@ -1,12 +1,14 @@
 """Searching the pool with the prompt's public view: the public text between private values
 and before the first one is reused whatever its length, the public prefix exactly; a warm
-request that computes nothing publishable captures no attention."""
+request that computes nothing publishable captures no attention; a publisher that reused the
+template and a sentence of its document from the pool still publishes the whole document."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from serving_helpers import DOCUMENT as FERRY
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import PrefillPlan
@@ -29,11 +31,11 @@ PROFILES = {
 PARAMS = SamplingParams(max_new_tokens=4)
 
 
-def _messages(tenant: str) -> list[dict[str, str]]:
+def _messages(tenant: str, document: str = DOCUMENT) -> list[dict[str, str]]:
     name, email, phone = PROFILES[tenant]
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Hello, my name is {name}.\nEmail: {email}\n"
-                                        f"Phone: {phone}\nPlease read this.\n\n{DOCUMENT}\n\n"
+                                        f"Phone: {phone}\nPlease read this.\n\n{document}\n\n"
                                         "How often does the tram run?"}]
 
 
@@ -119,3 +121,43 @@ def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_m
         assert plan.reused  # the positive control: the plan does reuse
         assert not strategy.can_publish(warm, plan.compute_mask().numpy())
         assert strategy.capture(warm, plan) is None
+
+
+def _hits_in_document(tokenizer, tenant: str, document: str,
+                      hit_spans: list[tuple[int, int]]) -> np.ndarray:
+    """Per token wholly inside the document's characters (plain string search): whether the
+    pool served it."""
+    text, _ = render_prompt(tokenizer, _messages(tenant, document), ())
+    at = text.index(document)
+    offsets = tokenizer.encode(text).offsets
+    hit = np.zeros(len(offsets), dtype=bool)
+    for start, end in hit_spans:
+        hit[start:end] = True
+    return np.array([hit[i] for i, (a, b) in enumerate(offsets)
+                     if a >= at and b <= at + len(document)])
+
+
+def test_a_publisher_that_reused_a_sentence_still_publishes_its_whole_document(
+        default_model, policy):
+    """a's second document holds a sentence of its first: its prefill reuses that sentence
+    (and the template) from the pool, in the middle of text it computes. Neither the text
+    before the sentence (shorter than a segment) nor the text after it (which leans on what
+    came before) is a segment on its own; both are published with the sentence, so b finds
+    every token of the document in the pool."""
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig())
+    shared = ("Lost umbrellas, gloves and scarves wait at the lower station office for thirty "
+              "days before they go to the charity shop; ask the driver for a claim slip, which "
+              "lists the tram number and the time you left it. ")
+    sentences = DOCUMENT.split(". ")[:4]
+    document = (". ".join(sentences[:2]) + ". " + shared + ". ".join(sentences[2:]) + ". "
+                "On winter evenings the last tram leaves the old town at half past ten, and a "
+                "night bus follows the same route until two. Ticket machines at both stations "
+                "take coins, cards and phones, and print a receipt on request.")
+    engine.generate("a", _messages("a", FERRY + shared), PARAMS)
+    publisher = engine.generate("a", _messages("a", document), PARAMS)
+    reused = _hits_in_document(tokenizer, "a", document, publisher.hit_spans)
+    assert reused.sum() >= 32  # the positive control: the sentence came from the pool
+    reader = engine.generate("b", _messages("b", document), PARAMS)
+    served = _hits_in_document(tokenizer, "b", document, reader.hit_spans)
+    assert served.all(), np.flatnonzero(~served)
