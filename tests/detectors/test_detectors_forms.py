@@ -48,6 +48,7 @@ def covers(detector, text: str, value: str) -> bool:
     ("my tag is kestrel#0291", "kestrel#0291"),
     ("code at https://gitlab.com/mvoigt-dev", "mvoigt-dev"),
     ("The licence plate is BD51 SMR.", "BD51 SMR"),
+    ("bilen har registreringsskylt NRT 58F sedan i fjol", "NRT 58F"),
     ("Kennzeichen: HH-LK 4821", "HH-LK 4821"),
     ("la targa è AB 123 CD.", "AB 123 CD"),
     ("MRN: 8841-2207 admitted", "8841-2207"),
