@@ -4,7 +4,7 @@ Segments, recompute marks, K, V and positions come from that pass: the KV becaus
 cut from it never attended to a private token, and the segments and marks because the
 annotator then reads attention that no private token took part in. The same public text
 published by two victims with different private values is therefore the same entry, bitwise
-(tested in tests/sharing/test_sharing_isolation.py). Which segments exist still follows where
+(tested in tests/serving/test_serving_private_free.py). Which segments exist still follows where
 private spans begin and end in the prompt, never what they hold.
 """
 

@@ -91,7 +91,10 @@ class SegmentSharing(PoolSharing):
         computed = np.zeros(request.num_tokens, dtype=np.bool_)
         computed[prefill.computed_positions.numpy()] = True
         candidates = np.flatnonzero(computed & ~request.private)
-        if candidates.size == 0:
+        if not _has_run(computed & ~request.private, self.config.annotator.min_len):
+            # NOTE: no run of min_len computed public tokens, so no segment to publish (a warm
+            # request computes its private values, the question and scattered marks): the
+            # pass, as long as a prefill of the prompt, would be wasted.
             return []
         private_free = PrivateFreePass.compute(self.model, request, int(candidates[-1]) + 1,
                                                self.annotator_capture())
@@ -119,3 +122,10 @@ def stage_segments(session: PoolSession, request: ServedRequest, segments: list[
                                      marks, request.private[start:end])
         published.append(Published(str(segment_hash), end - start))
     return published
+
+
+def _has_run(mask: MaskArray, length: int) -> bool:
+    """Whether `mask` holds `length` or more consecutive True values."""
+    padded = np.concatenate(([False], mask, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    return bool(edges.size) and int((edges[1::2] - edges[::2]).max()) >= length
