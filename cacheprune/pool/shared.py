@@ -105,6 +105,10 @@ class SharedPool(PoolStore):
     def _pin(self, owner: str, name: SegmentHash, num_tokens: int) -> bool:
         """Lease an entry in the medium (False: it is gone)."""
 
+    def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
+        """`_pin` for each head; a medium with round trips overrides it with one batch."""
+        return [self._pin(owner, head.name, head.num_tokens) for head in heads]
+
     @abc.abstractmethod
     def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None: ...
 
@@ -158,9 +162,10 @@ class SharedPool(PoolStore):
         tenant_tag = self.keys.tenant_tag(scope.tenant)
         matches, leases = [], []
         by_name = {head.name: head for head in heads}
-        for match in result.matches:
-            head = by_name[match.entry_hash]
-            if not self._lease(owner, head):
+        matched_heads = [by_name[match.entry_hash] for match in result.matches]
+        for match, head, pinned in zip(result.matches, matched_heads,
+                                       self._lease_all(owner, matched_heads), strict=True):
+            if not pinned:
                 continue
             matches.append(match)
             leases.append(Lease(head.name, owner, head.num_tokens, head.head_len))
@@ -205,18 +210,22 @@ class SharedPool(PoolStore):
             heads.append(head)
         return heads
 
-    def _lease(self, owner: str, head: EntryHead) -> bool:
+    def _lease_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
+        """Lease each head (one batch in the medium); False where it is gone or failed."""
+        if not heads:
+            return []
         try:
-            pinned = self._pin(owner, head.name, head.num_tokens)
+            pinned = self._pin_all(owner, heads)
         except MediumError:
             self.metrics.store_errors.labels(op="lease").inc()
-            return False
-        if pinned:
-            with self._lock:
-                key = (owner, head.name)
-                self._leases[key] = self._leases.get(key, 0) + 1
-                self._leased_bytes += self._entry_bytes(head.num_tokens)
-                self._update_lease_gauges_locked()
+            return [False] * len(heads)
+        with self._lock:
+            for head, ok in zip(heads, pinned, strict=True):
+                if ok:
+                    key = (owner, head.name)
+                    self._leases[key] = self._leases.get(key, 0) + 1
+                    self._leased_bytes += self._entry_bytes(head.num_tokens)
+            self._update_lease_gauges_locked()
         return pinned
 
     def read(self, lease: Lease, match: Match) -> SegmentKV | None:

@@ -131,6 +131,13 @@ class ValkeyPool(SharedPool):
         with self._server() as client:
             return bool(client.touch(self._entry_key(name)))  # a use, for the server's LRU
 
+    def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
+        with self._server() as client:
+            pipe = client.pipeline(transaction=False)
+            for head in heads:
+                pipe.touch(self._entry_key(head.name))
+            return [bool(touched) for touched in pipe.execute()]
+
     def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None:
         return  # the lease lives in this process only (see the module docstring)
 

@@ -48,6 +48,7 @@ def covers(detector, text: str, value: str) -> bool:
     ("my tag is kestrel#0291", "kestrel#0291"),
     ("code at https://gitlab.com/mvoigt-dev", "mvoigt-dev"),
     ("The licence plate is BD51 SMR.", "BD51 SMR"),
+    ("bilen har registreringsskylt NRT 58F sedan i fjol", "NRT 58F"),
     ("Kennzeichen: HH-LK 4821", "HH-LK 4821"),
     ("la targa è AB 123 CD.", "AB 123 CD"),
     ("MRN: 8841-2207 admitted", "8841-2207"),
@@ -64,6 +65,8 @@ def covers(detector, text: str, value: str) -> bool:
     ("the printer is 4c:ed:fb:10:22:9a on the LAN", "4c:ed:fb:10:22:9a"),
     ("Cisco shows 0c1a.2b3c.d4e5 as the port's device", "0c1a.2b3c.d4e5"),
     ("pay via UPI to meera.k21@oksbi please", "meera.k21@oksbi"),
+    ('10.1.4.22 - d.okonkwo [02/Feb/2025:08:14:03 +0000] "POST /login HTTP/1.1" 302 0',
+     "d.okonkwo"),
 ])
 def test_labelled_fields_and_their_shapes(text: str, value: str) -> None:
     assert covers(rules("fields.yaml"), text, value)
@@ -76,6 +79,7 @@ def test_labelled_fields_and_their_shapes(text: str, value: str) -> None:
     "Patient: The patient presented with fever. Name: the same as above.",
     "Results on Reddit BIBREF12 and Twitter BIBREF3; see @inproceedings{smith2020}.",
     "We mark it @resume in the lexicon; Precision@10 and Hits@K are reported.",
+    '10.1.4.22 - - [02/Feb/2025:08:14:03 +0000] "GET /health HTTP/1.1" 200 2',
 ])
 def test_labelled_fields_leave_prose_alone(text: str) -> None:
     assert masked(rules("fields.yaml"), text) == []

@@ -65,3 +65,25 @@ def test_paper_baseline_entries_differ_across_victims(default_model, policy):
     differs = any(not torch.equal(a[1], b[1]) for a, b in zip(first_entries, second_entries,
                                                               strict=False))
     assert differs, "paper mode's KV after a private value should carry a trace of it"
+
+
+def test_a_warm_request_runs_no_private_free_pass(default_model, policy, monkeypatch):
+    """A request that reuses the document computes only its private values, the question and
+    marks: no run long enough for a segment, so the pass (a whole prefill) is skipped."""
+    from cacheprune.serving import private_free
+
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig())
+    first = engine.generate("victim", _messages(*VICTIMS[0]), SamplingParams(max_new_tokens=1))
+    assert first.num_published_tokens > 0  # positive control: a cold request runs the pass
+    passes = []
+    real = private_free.PrivateFreePass.compute.__func__
+
+    def counted(cls, *args, **kwargs):
+        passes.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(private_free.PrivateFreePass, "compute", classmethod(counted))
+    warm = engine.generate("other", _messages(*VICTIMS[1]), SamplingParams(max_new_tokens=1))
+    assert warm.num_hit_tokens > len(DOCUMENT.split())
+    assert (warm.num_published_tokens, passes) == (0, [])
