@@ -39,7 +39,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	touch $@
 
 demo: setup
-	$(PY) -m eval --dataset default
+	$(PY) -m eval --dataset default --max-words 0
 
 lint: setup
 	$(VENV)/bin/ruff check cacheprune tests eval benchmarks datasets

@@ -4,10 +4,13 @@
     python datasets/download.py --datasets qasper --out /data/longbench
     python datasets/download.py --archive ~/data.zip # a copy of the archive fetched elsewhere
 
-Every file is checked against the SHA-256 pinned in manifest.json: the downloaded archive and each
-file taken out of it. A hash that does not match is always refused. A hash that is not pinned yet
-(null) is refused too, unless --trust-unpinned is given; the script then prints the hash so that
-a maintainer can pin it. The output folder has the layout `eval.data.load_documents` reads:
+The archive is pinned in manifest.json by its URL (which names a fixed revision of the source
+repository), its size in bytes and its SHA-256; it is checked after the download (or, with
+--archive, before use) and refused when either differs. A file taken out of it is checked
+against its own SHA-256 where the manifest pins one; where it does not (null), the archive's pin
+covers it (its bytes are fixed by the archive's). An archive whose hash is not pinned (null) is
+refused unless --trust-unpinned is given; the script then prints the hashes so that a maintainer
+can pin them. The output folder has the layout `eval.data.load_documents` reads:
 `<out>/<dataset>/<dataset>.jsonl`.
 """
 
@@ -20,6 +23,7 @@ import os
 import re
 import sys
 import tempfile
+import urllib.error
 import urllib.request
 import zipfile
 from dataclasses import dataclass
@@ -37,7 +41,8 @@ class ManifestError(ValueError):
 
 
 class VerificationError(RuntimeError):
-    """A file's SHA-256 is not pinned (without --trust-unpinned) or does not match its pin."""
+    """A file's size or SHA-256 does not match its pin, or is not pinned (without
+    --trust-unpinned)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -53,6 +58,7 @@ class Archive:
     name: str
     url: str
     sha256: str | None
+    size: int | None  # bytes; None: not pinned
     members: list[Member]
 
 
@@ -71,6 +77,15 @@ def _hash_field(data: dict[str, Any], where: str) -> str | None:
         return None
     if not isinstance(value, str) or not _SHA256.fullmatch(value):
         raise ManifestError(f"{where}: field 'sha256' must be null or 64 lowercase hex digits")
+    return value
+
+
+def _size_field(data: dict[str, Any], where: str) -> int | None:
+    value = data.get("size")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ManifestError(f"{where}: field 'size' must be null or a positive number of bytes")
     return value
 
 
@@ -119,30 +134,60 @@ def load_manifest(path: Path) -> list[Archive]:
                 name=_field(raw, "name", where),
                 url=_field(raw, "url", where),
                 sha256=_hash_field(raw, where),
+                size=_size_field(raw, where),
                 members=members,
             )
         )
     return archives
 
 
-def _copy_hashing(source: IO[bytes], destination: IO[bytes]) -> str:
+def _copy_hashing(
+    source: IO[bytes], destination: IO[bytes], max_bytes: int | None = None, label: str = ""
+) -> tuple[str, int]:
+    """Copy `source` to `destination`; (SHA-256, bytes). Stops with an error past `max_bytes`."""
     digest = hashlib.sha256()
+    num_bytes = 0
     while chunk := source.read(_CHUNK):
+        num_bytes += len(chunk)
+        if max_bytes is not None and num_bytes > max_bytes:
+            # A server that sends more than the pinned size is not sending the pinned file;
+            # stop rather than fill the disk.
+            raise VerificationError(
+                f"{label}: more than the pinned {max_bytes} bytes received; download stopped"
+            )
         digest.update(chunk)
         destination.write(chunk)
-    return digest.hexdigest()
+    return digest.hexdigest(), num_bytes
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> tuple[str, int]:
+    """(SHA-256, size in bytes) of the file at `path`."""
     digest = hashlib.sha256()
+    num_bytes = 0
     with path.open("rb") as stream:
         while chunk := stream.read(_CHUNK):
             digest.update(chunk)
-    return digest.hexdigest()
+            num_bytes += len(chunk)
+    return digest.hexdigest(), num_bytes
 
 
-def verify(label: str, actual: str, pinned: str | None, trust_unpinned: bool) -> None:
-    """Accept `actual` only if it equals the pin; an unpinned file only with trust_unpinned."""
+def verify_size(label: str, actual: int, pinned: int | None) -> None:
+    """Refuse a file whose size differs from its pin (a truncated or replaced download)."""
+    if pinned is not None and actual != pinned:
+        raise VerificationError(
+            f"{label}: {actual} bytes, the pinned size is {pinned} bytes (a truncated or "
+            "changed file); delete it and download it again"
+        )
+
+
+def verify(
+    label: str, actual: str, pinned: str | None, trust_unpinned: bool, covered_by: str | None = None
+) -> None:
+    """Accept `actual` only if it equals the pin; an unpinned file only with trust_unpinned, or
+    when `covered_by` names the verified archive whose pin fixes its bytes."""
+    if pinned is None and covered_by is not None:
+        print(f"ok {label}: sha256 {actual} (covered by the pinned {covered_by})")
+        return
     if pinned is None:
         if not trust_unpinned:
             raise VerificationError(
@@ -154,17 +199,23 @@ def verify(label: str, actual: str, pinned: str | None, trust_unpinned: bool) ->
     if actual != pinned:
         # NOTE: refused even with --trust-unpinned: a pinned hash that fails means corruption
         # or a changed upstream; re-pinning is a deliberate edit (set it to null, rerun).
-        raise VerificationError(f"{label}: SHA-256 {actual} does not match the pinned {pinned}")
+        raise VerificationError(
+            f"{label}: SHA-256 {actual} does not match the pinned {pinned}; the file is corrupt "
+            "or the source changed: refused (re-pinning is a deliberate edit of manifest.json)"
+        )
     print(f"ok {label}: sha256 {actual}")
 
 
-def fetch(url: str, destination: Path) -> str:
-    """Download `url` to `destination` (written only when complete); its SHA-256."""
+def fetch(url: str, destination: Path, max_bytes: int | None = None) -> tuple[str, int]:
+    """Download `url` to `destination` (written only when complete); (SHA-256, bytes)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=destination.parent, delete=False) as partial:
         try:
             with urllib.request.urlopen(url) as response:
-                digest = _copy_hashing(response, partial)
+                digest = _copy_hashing(response, partial, max_bytes, url)
+        except urllib.error.URLError as error:
+            os.unlink(partial.name)
+            raise OSError(f"could not download {url}: {error.reason}") from None
         except BaseException:
             os.unlink(partial.name)
             raise
@@ -189,9 +240,14 @@ def extract(
             target.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as partial:
                 with zipped.open(member.path) as source:
-                    digest = _copy_hashing(source, partial)
+                    digest, _ = _copy_hashing(source, partial)
+            # NOTE: the archive's bytes were checked against its pin before this point, and a
+            # zip member's bytes are a function of the archive's (zipfile checks each member's
+            # CRC too): a pinned archive needs no separate pin per member.
+            covered_by = f"{archive.name} archive" if archive.sha256 is not None else None
             try:
-                verify(f"{archive.name}:{member.path}", digest, member.sha256, trust_unpinned)
+                verify(f"{archive.name}:{member.path}", digest, member.sha256, trust_unpinned,
+                       covered_by)
             except VerificationError:
                 os.unlink(partial.name)
                 raise
@@ -208,7 +264,7 @@ def run(args: argparse.Namespace) -> list[Path]:
             continue
         if args.archive is not None:
             archive_path = args.archive
-            digest = sha256_file(archive_path)
+            digest, num_bytes = sha256_file(archive_path)
         else:
             if archive.sha256 is None and not args.trust_unpinned:
                 # Fail before a long download whose result would be refused anyway.
@@ -218,8 +274,9 @@ def run(args: argparse.Namespace) -> list[Path]:
                 )
             archive_path = args.out / "_downloads" / f"{archive.name}.zip"
             print(f"downloading {archive.url}")
-            digest = fetch(archive.url, archive_path)
+            digest, num_bytes = fetch(archive.url, archive_path, archive.size)
         try:
+            verify_size(f"{archive.name} archive", num_bytes, archive.size)
             verify(f"{archive.name} archive", digest, archive.sha256, args.trust_unpinned)
         except VerificationError:
             if args.archive is None:

@@ -11,18 +11,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import SamplingParams, load_default
-from cacheprune.models import converted_folder, load_tokenizer, model_identity
+from cacheprune.engine import SamplingParams, Transformer, load_default
+from cacheprune.models import ChatTokenizer, converted_folder, load_tokenizer, model_identity
 from eval.attacks import AttackSettings
 from eval.attacks.oracles import ORACLES
+from eval.bound import OracleBound
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import ATTACKED, SYSTEMS, compare_with_reference, run_systems
-from eval.workload import WorkloadConfig, WorkloadError, build_requests
+from eval.workload import Request, WorkloadConfig, WorkloadError, build_requests
+from eval.workload.fit import describe_cuts, fit_to_context
 
 _ATTACK_DEFAULTS = AttackSettings()
 POOL_MODES = ("cacheprune", "fixed_chunks")  # the systems that read and fill the pool
@@ -35,13 +38,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", type=Path, help="folder holding <dataset>/*.jsonl "
                         "(default: the project's datasets/ folder)")
     parser.add_argument("--max-docs", type=int, default=3)
+    parser.add_argument("--min-words", type=int, default=0,
+                        help="skip documents shorter than this many words")
     parser.add_argument("--queries-per-doc", type=int, default=3)
     parser.add_argument("--tenants", type=int, default=4)
     parser.add_argument("--tenants-per-query", type=int, default=1,
                         help="how many tenants ask each question (for data sets with one "
                              "question per document, such as NarrativeQA)")
     parser.add_argument("--max-words", type=int, default=900,
-                        help="documents are cut to this many words")
+                        help="documents are cut to this many words; 0: whole documents. Either "
+                             "way a document is cut further where a prompt about it would not "
+                             "fit the model's context with the answer (the report says so)")
+    parser.add_argument("--documents-public", action="store_true",
+                        help="the operator declares the documents public: the detectors scan "
+                             "only the tenants' own text (profile, note, question)")
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--victims", type=int, default=1,
                         help="tenants whose every private value is attacked")
@@ -89,6 +99,17 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --systems must include no_sharing (the full-recompute reference)",
               file=sys.stderr)
         return 2
+    if args.documents_public and args.backend == "vllm":
+        print("error: --documents-public needs --backend engine (the vLLM connector is given no "
+              "public ranges: it scans the whole prompt)", file=sys.stderr)
+        return 2
+    if args.max_docs < 1:
+        print(f"error: --max-docs must be at least 1, got {args.max_docs}", file=sys.stderr)
+        return 2
+    if args.max_words < 0:
+        print(f"error: --max-words must be 0 (whole documents) or a positive number of words, "
+              f"got {args.max_words}", file=sys.stderr)
+        return 2
     pooled = [name for name in args.systems if SYSTEMS[name].mode in POOL_MODES]
     if args.pool != "memory://" and len(pooled) > 1:
         print(f"error: --pool {args.pool} would be shared by {', '.join(pooled)}; run one "
@@ -97,11 +118,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     data_dir = args.data_dir or project_data_dir()
     try:
-        documents = load_documents(args.dataset, data_dir, args.max_docs)
-        requests = build_requests(documents, WorkloadConfig(
-            num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words,
+        documents = [d for d in load_documents(args.dataset, data_dir)
+                     if d.num_words >= args.min_words][:args.max_docs]
+        if not documents:
+            raise DatasetError(f"{args.dataset}: no document has {args.min_words} words or more")
+        config = WorkloadConfig(
+            num_tenants=args.tenants, seed=args.seed, max_document_words=args.max_words or None,
             queries_per_document=args.queries_per_doc,
-            tenants_per_query=args.tenants_per_query))
+            tenants_per_query=args.tenants_per_query, documents_public=args.documents_public)
+        build_requests(documents, config)  # bad options fail here, before the model loads
     except (DatasetError, WorkloadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -112,40 +137,74 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    model: Transformer | None = None  # the own engine's; None on the vLLM backend
+    folder = converted_folder() if args.backend == "vllm" else None
+    if folder is not None:
+        from eval.vllm_backend import MAX_MODEL_LEN
+
+        tokenizer, context = load_tokenizer(str(folder)), MAX_MODEL_LEN
+    else:
+        model, tokenizer = load_default()
+        context = model.config.max_context
+    max_prompt_tokens = context - args.max_new_tokens
+    try:
+        requests, cuts = fit_to_context(documents, config, _prompt_token_counter(tokenizer),
+                                        max_prompt_tokens)
+    except WorkloadError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    length_note = ("Whole documents (--max-words 0). " if not args.max_words else
+                   f"Documents cut to at most {args.max_words:,} words. ")
+    length_note += describe_cuts(cuts, len(documents), max_prompt_tokens, context)
+    if args.documents_public:
+        length_note += (" The documents are declared public (--documents-public): the detectors "
+                        "scan only the tenants' own text.")
+    print(length_note)
     policy = load_policy(args.policy)
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
           f"{args.tenants} tenants; {args.backend} systems: {', '.join(args.systems)}")
     started = time.perf_counter()
-    if args.backend == "vllm":
+    bound = None
+    if folder is not None:
         from eval.vllm_backend import run_vllm_systems
 
-        folder = converted_folder()
         model_id = model_identity(folder)
-        results = run_vllm_systems(args.systems, str(folder), load_tokenizer(str(folder)),
-                                   policy, args.policy, requests, args.max_new_tokens,
-                                   args.victims, args.out / "vllm")
+        results = run_vllm_systems(args.systems, str(folder), tokenizer, policy, args.policy,
+                                   requests, args.max_new_tokens, args.victims,
+                                   args.out / "vllm")
     else:
-        model, tokenizer = load_default()
+        assert model is not None, "the engine backend loaded the model"
         model_id = model.model_id
+        bound = OracleBound(model, tokenizer, policy)
         results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
                                for name in args.systems}, model, tokenizer, policy, requests,
                               SamplingParams(max_new_tokens=args.max_new_tokens),
-                              args.victims, attack_settings, tuple(args.attack_systems))
+                              args.victims, attack_settings, tuple(args.attack_systems), bound)
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
         "num_tenants": args.tenants, "tenants_per_query": args.tenants_per_query,
         "backend": args.backend, "model_id": model_id,
         "policy_version": policy.policy_version, "max_words": args.max_words,
+        "documents_public": args.documents_public,
+        "documents_cut": [asdict(cut) for cut in cuts], "length_note": length_note,
         "max_new_tokens": args.max_new_tokens, "seed": args.seed, "victims": args.victims,
         "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
     }
-    report = write_report(results, args.out, meta)
-    print("\n" + markdown_table(results) + f"\n\nreport: {report}  plot: "
+    records = None if bound is None else bound.records
+    report = write_report(results, args.out, meta, records)
+    print("\n" + markdown_table(results, records) + f"\n\nreport: {report}  plot: "
           f"{args.out / 'summary.png'}  raw: {args.out / 'raw.json'}")
     return 0
+
+
+def _prompt_token_counter(tokenizer: ChatTokenizer) -> Callable[[Request], int]:
+    def count(request: Request) -> int:
+        return len(tokenizer.encode(tokenizer.render_chat(request.messages)).ids)
+
+    return count
 
 
 if __name__ == "__main__":

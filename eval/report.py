@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eval.bound import Bound
+from eval.bound import summary as bound_summary
 from eval.privacy_report import attack_tables, detector_coverage
 from eval.runner import REFERENCE, SystemResult
 from eval.targets import targets_table
@@ -28,12 +30,16 @@ COLUMNS = [
 ]
 
 
-def markdown_table(results: list[SystemResult]) -> str:
+def markdown_table(results: list[SystemResult], bound: Bound | None = None) -> str:
+    """One row per system; with the oracle bound, a column of each system's share of it and a
+    row for the bound itself (its TTFT over the warm requests only)."""
     summaries = {r.name: r.summary() for r in results}
     base = summaries[REFERENCE]["ttft_median_s"]
-    lines = ["| system | " + " | ".join(c[0] for c in COLUMNS) + " |",
-             "|---|" + "---:|" * len(COLUMNS)]
-    for name, summary in summaries.items():
+    labels = [c[0] for c in COLUMNS] + ([bound_summary.SHARE_OF_BOUND] if bound is not None
+                                        else [])
+    lines = ["| system | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
+    for result in results:
+        summary = summaries[result.name]
         cells = []
         for _, key, fmt in COLUMNS:
             if key is not None and key not in summary:
@@ -41,40 +47,50 @@ def markdown_table(results: list[SystemResult]) -> str:
                 continue
             value = base / summary["ttft_median_s"] if key is None else summary[key]
             cells.append(fmt.format(value))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        if bound is not None:
+            cells.append(bound_summary.share_cell(
+                bound, ((r.request_id, r.ttft_s) for r in result.requests)))
+        lines.append(f"| {result.name} | " + " | ".join(cells) + " |")
+    if bound:
+        lines.append(bound_summary.bound_row(bound, len(COLUMNS)))
     return "\n".join(lines)
 
 
-def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any]) -> Path:
+def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any],
+                 bound: Bound | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    table = markdown_table(results)
+    table = markdown_table(results, bound)
     report = out_dir / "report.md"
     report.write_text(
         f"# cacheprune evaluation: {meta['dataset']}\n\n"
         f"{meta['num_requests']} requests from {meta['num_tenants']} tenants over "
         f"{meta['num_documents']} documents; model {meta['model_id']}; "
-        f"private share of user input {meta['private_fraction']:.1%}.\n\n{table}\n\n"
+        f"private share of user input {meta['private_fraction']:.1%}."
+        f"{' ' + meta['length_note'] if meta.get('length_note') else ''}\n\n{table}\n\n"
         "hit rate = tokens served from a cache / non-private prompt tokens; doc hits (warm) = "
         "the same over the non-private document tokens of requests whose document an earlier "
         "request carried (the first request for a document has nothing to reuse); speed-up = "
         f"median TTFT of {REFERENCE} / median TTFT; values lost = private values of the victims "
         "recovered by any attack (n/a: a system that shares nothing across tenants); direct "
         "leak = name tokens the first-generation prober recovered from the hit count; ctx leak "
-        "= private values readable in the caches.\n\n"
-        f"## Targets\n\n{targets_table(results)}\n\n"
+        "= private values readable in the caches."
+        f"{bound_summary.BOUND_EXPLAINED if bound is not None else ''}\n\n"
+        f"## Targets\n\n{targets_table(results, bound)}\n\n"
         "## Privacy\n\nValues the detectors fully masked (every token holding a character of "
         f"the value private), over the whole workload:\n\n{detector_coverage(results)}\n\n"
         "Attacks on the victims' values (attack/oracle: recovered/attacked, probes spent; see "
         f"docs/evaluation.md):\n\n{attack_tables(results)}\n\n"
         "![summary](summary.png)\n"
     )
-    (out_dir / "raw.json").write_text(json.dumps(
-        {"meta": meta, "systems": [r.as_dict() for r in results]}, indent=2))
-    _plot(results, out_dir / "summary.png")
+    raw: dict[str, Any] = {"meta": meta, "systems": [r.as_dict() for r in results]}
+    if bound is not None:
+        raw["oracle_bound"] = [bound_summary.bound_as_dict(record) for record in bound.values()]
+    (out_dir / "raw.json").write_text(json.dumps(raw, indent=2))
+    _plot(results, out_dir / "summary.png", bound)
     return report
 
 
-def _plot(results: list[SystemResult], path: Path) -> None:
+def _plot(results: list[SystemResult], path: Path, bound: Bound | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -82,18 +98,23 @@ def _plot(results: list[SystemResult], path: Path) -> None:
 
     names = [r.name for r in results]
     summaries = [r.summary() for r in results]
+    ttfts = [s["ttft_median_s"] for s in summaries]
+    ttft_names = list(names)
+    if bound:
+        ttft_names.append(bound_summary.BOUND_LABEL)
+        ttfts.append(bound_summary.median_ttft(bound))
     fig, axes = plt.subplots(2, 2, figsize=(13, 8))
     panels = [
-        (axes[0, 0], "median TTFT (s)", [s["ttft_median_s"] for s in summaries], "{:.2f}"),
+        (axes[0, 0], "median TTFT (s)", ttfts, "{:.2f}"),
         (axes[0, 1], "document hit rate (warm requests)",
          [s["document_hit_rate_warm"] for s in summaries], "{:.0%}"),
         (axes[1, 0], "F1 vs full recompute", [s["f1_vs_full"] for s in summaries], "{:.2f}"),
         (axes[1, 1], "private values recovered by any attack (0: not attacked)",
          [s.get("values_recovered", 0.0) for s in summaries], "{:.0%}"),
     ]
-    colors = [_color(name) for name in names]
     for ax, title, values, fmt in panels:
-        bars = ax.barh(names, values, color=colors)
+        labels = ttft_names if len(values) > len(names) else names
+        bars = ax.barh(labels, values, color=[_color(label) for label in labels])
         ax.set_title(title)
         ax.invert_yaxis()
         for bar, value in zip(bars, values, strict=True):
@@ -106,7 +127,8 @@ def _plot(results: list[SystemResult], path: Path) -> None:
 
 
 _COLORS = (("cacheprune_isolated", "#2ca02c"), ("cacheprune", "#1f77b4"),
-           ("global_prefix", "#d62728"), ("fixed_chunks", "#ff7f0e"))
+           ("global_prefix", "#d62728"), ("fixed_chunks", "#ff7f0e"),
+           (bound_summary.BOUND_LABEL, "#000000"))
 
 
 def _color(name: str) -> str:

@@ -14,6 +14,7 @@ from cacheprune.models import ChatTokenizer
 from cacheprune.serving import Engine, EngineConfig, RequestRecord, SamplingParams
 from eval.attacks import AttackSettings, SystemAttacks, attack_system
 from eval.attacks.summary import values_recovered
+from eval.bound import OracleBound
 from eval.hits import count_document_hits
 from eval.leakage import contextual_recovery
 from eval.masked import fully_masked_slots
@@ -116,12 +117,14 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
                 tokenizer: ChatTokenizer, policy: DetectionPolicy, requests: list[Request],
                 sampling: SamplingParams, num_victims: int,
                 attack_settings: AttackSettings | None = None,
-                attacked: tuple[str, ...] = ATTACKED) -> list[SystemResult]:
+                attacked: tuple[str, ...] = ATTACKED,
+                bound: OracleBound | None = None) -> list[SystemResult]:
     """Serve the workload in order on a fresh engine per system, then attack the systems in
     `attacked` (each attack on fresh engines that served only its victim, see eval.attacks).
 
     The systems take turns request by request (each engine still sees the whole workload in
-    order), so a slow spell of the machine lands on all of them rather than on one.
+    order), so a slow spell of the machine lands on all of them rather than on one. `bound`,
+    if given, takes its turn after them (it times warm requests only).
     """
     engines = {name: Engine(model, tokenizer, policy, config) for name, config in systems.items()}
     results = {name: SystemResult(name) for name in systems}
@@ -130,6 +133,8 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
         for name, engine in engines.items():
             results[name].requests.append(_serve(engine, tokenizer, request, sampling,
                                                  request.doc_id in documents_seen))
+        if bound is not None:
+            bound.serve(request, warm=request.doc_id in documents_seen)
         documents_seen.add(request.doc_id)
     victims = first_request_per_tenant(requests)[:num_victims]
     settings = attack_settings or AttackSettings()
@@ -149,7 +154,8 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
 
 def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling: SamplingParams,
            document_seen_before: bool) -> RequestResult:
-    record = engine.generate(request.tenant, request.messages, sampling)
+    record = engine.generate(request.tenant, request.messages, sampling,
+                             request.public_char_ranges)
     return request_result(tokenizer, request, record, document_seen_before)
 
 

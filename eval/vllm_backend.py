@@ -43,6 +43,7 @@ from eval.workload import Request
 # fits a small machine, a local model folder (no hub access).
 VLLM_ENV = {"VLLM_WORKER_MULTIPROC_METHOD": "spawn", "VLLM_CPU_NUM_OF_RESERVED_CPU": "1",
             "VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1"}
+MAX_MODEL_LEN = 4096  # vLLM's context for the workload: prompts are fitted to it
 
 
 @dataclass(slots=True, frozen=True)
@@ -203,7 +204,7 @@ def _served(system: VllmSystem, model_folder: str, tokenizer: ChatTokenizer,
         extra["kv_transfer_config"] = kv_transfer_config(
             pool_url=served.pool_url, request_log=str(served.request_log),
             detector_config=policy_path)
-    served.llm = LLM(model_folder, dtype="float32", enforce_eager=True, max_model_len=4096,
+    served.llm = LLM(model_folder, dtype="float32", enforce_eager=True, max_model_len=MAX_MODEL_LEN,
                      seed=0, enable_prefix_caching=system.prefix_caching,
                      disable_log_stats=False, **extra)
     try:

@@ -19,13 +19,21 @@ def annotate(
     private_mask: npt.NDArray[np.bool_],
     computed_mask: npt.NDArray[np.bool_],
     config: AnnotatorConfig,
+    *,
+    every_row: bool = False,
 ) -> Annotation:
     """Choose the self-contextualized segments of a prompt and the tokens to recompute in them.
 
     `attention[r, c]` is what prompt token r paid to token c, averaged over the layers and heads
     the engine chose; only the causal part (c <= r) of the rows of computed positions is read.
     `private_mask[i]` marks private tokens, `computed_mask[i]` the positions computed in this
-    prefill (reused positions are never part of a new segment).
+    prefill (reused positions are never part of a new segment, and with
+    `recompute_context="unshared"` attention to them does not mark a token for recomputation:
+    they came from the pool, so every request that reuses this one's segments shares them too).
+    With `every_row` (`attention` holds the rows of every position, as a pass that computed
+    them all gives), a public stretch of fewer than `config.min_len` reused positions that
+    borders eligible tokens only (or an end of the prompt) is eligible too: a short match of the
+    pool inside new text does not cut it, nor does a short template reused before it.
     Called once per prefill, after it; pure (no state is kept or changed). O(n^2) time,
     O(n) memory beyond the inputs.
     """
@@ -34,6 +42,14 @@ def annotate(
     private = _check_mask("private_mask", private_mask, n)
     computed = _check_mask("computed_mask", computed_mask, n)
     eligible = computed & ~private
+    if every_row:
+        # NOTE: without this, a short stretch of new text that another entry happened to hold
+        # (19 tokens of a document, say) cuts the new text in two, and what follows it leans on
+        # the text before it: not self-contextualized on its own, so never published. A short
+        # template before new text is published with it: a later prompt whose template differs
+        # (a private value of another length) finds it there, joined to the text, and not only
+        # in other entries as a stretch too short to match.
+        eligible |= _short_gaps(eligible, ~computed & ~private, config.min_len)
     renormalize = config.sink_mode == "renormalize"
     max_len = n if config.max_len is None else config.max_len
 
@@ -41,7 +57,11 @@ def annotate(
         matrix, eligible, config.sink_tokens, renormalize, config.ratio, config.min_len, max_len
     )
     raise_for_status(status, row)
-    segments = _scored(matrix, private, starts, ends, config)
+    # Tokens this prefill reused came from the pool: shared text, like the earlier segments.
+    reused = ~computed
+    for start, end in zip(starts, ends, strict=True):
+        reused[start:end] = False  # inside a segment: not before it, not shared
+    segments = _scored(matrix, private, starts, ends, config, np.flatnonzero(reused))
     return Annotation(segments=segments, num_tokens=n, num_eligible=int(eligible.sum()))
 
 
@@ -79,10 +99,12 @@ def _scored(
     starts: npt.NDArray[np.int64],
     ends: npt.NDArray[np.int64],
     config: AnnotatorConfig,
+    shared_columns: npt.NDArray[np.intp] | None = None,
 ) -> list[Segment]:
+    shared = np.zeros(0, np.int64) if shared_columns is None else shared_columns.astype(np.int64)
     shares, internal, external, private_attention, status, row = score_segments(
         matrix, private, starts, ends, config.sink_tokens, config.sink_mode == "renormalize",
-        config.recompute_context == "unshared",
+        config.recompute_context == "unshared", shared,
     )
     raise_for_status(status, row)
     segments: list[Segment] = []
@@ -117,6 +139,25 @@ def recompute_marks(
     order = np.argsort(-external_shares, kind="stable")[:num_marked]
     marks[order] = external_shares[order] > 0.0
     return marks
+
+
+def _short_gaps(
+    eligible: npt.NDArray[np.bool_], gap: npt.NDArray[np.bool_], max_gap: int
+) -> npt.NDArray[np.bool_]:
+    """The runs of `gap` shorter than `max_gap` next to an eligible token, with nothing but
+    eligible tokens or an end of the sequence on either side."""
+    padded = np.concatenate(([False], gap, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    # an end of the sequence counts as eligible, but at least one real neighbour must be
+    before_ok = np.concatenate(([True], eligible))
+    after_ok = np.concatenate((eligible, [True]))
+    bridged = np.zeros(gap.shape[0], dtype=np.bool_)
+    for start, end in zip(edges[::2], edges[1::2], strict=True):
+        has_neighbour = (start > 0 and eligible[start - 1]) or (
+            end < gap.shape[0] and eligible[end])
+        if end - start < max_gap and before_ok[start] and after_ok[end] and has_neighbour:
+            bridged[start:end] = True
+    return bridged
 
 
 def _check_mask(name: str, mask: object, n: int) -> npt.NDArray[np.bool_]:

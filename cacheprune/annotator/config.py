@@ -59,8 +59,9 @@ class AnnotatorConfig(BaseModel):
     recompute: RecomputePolicy = Field(default_factory=RecomputeAboveShare)
     # Which attention counts as coming from outside a token's segment when marking it for
     # recompute. "all": every token before the segment (the CachePrune paper). "unshared": the
-    # same, less the earlier segments of the same prompt, which are published with it: a prompt
-    # that reuses a document's later segment usually has the document's earlier text before it.
+    # same, less the earlier segments of the same prompt, which are published with it, and the
+    # tokens the prefill reused from the pool: a prompt that reuses a document's later segment
+    # usually has the document's earlier text (and the same template) before it.
     # NOTE: on the default workload "all" marks 72% of a document's second segment, and 65 of
     # those 72 points are attention to the document's own first segment.
     recompute_context: Literal["all", "unshared"] = "unshared"

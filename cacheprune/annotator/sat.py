@@ -174,7 +174,8 @@ def raise_for_status(status: int, row: int) -> None:
         )
     if status == STATUS_EMPTY_ROW:
         raise ValueError(
-            f"attention row {row} is all zeros, but its position is marked computed: "
-            "pass the attention rows of every computed position"
+            f"attention row {row} is all zeros, but its position is read (marked computed, or "
+            "a short reused stretch read with every_row): pass the attention rows of every "
+            "position read"
         )
     assert status == STATUS_OK, f"unknown kernel status {status}"

@@ -155,6 +155,7 @@ def score_segments(
     sink_tokens: int,
     renormalize: bool,
     earlier_segments_shared: bool,
+    shared_columns: npt.NDArray[np.int64],
 ) -> tuple[
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
@@ -164,8 +165,9 @@ def score_segments(
     int,
 ]:
     """Per token of every segment (concatenated, in order): the share of its attention that goes
-    to tokens before its segment, leaving out the earlier segments' tokens when
-    `earlier_segments_shared`. Per segment: internal, external and private attention.
+    to tokens before its segment, leaving out, when `earlier_segments_shared`, the earlier
+    segments' tokens and the tokens at `shared_columns` (ascending; not in any segment).
+    Per segment: internal, external and private attention.
     Then a status code and the row of the fault, as `choose_segments`."""
     num = starts.shape[0]
     internal = np.zeros(num, dtype=np.float64)
@@ -197,6 +199,11 @@ def score_segments(
                 for j in range(k):
                     on_segment, _ = sum_range(attention, row, max(sink_tokens, starts[j]), ends[j])
                     unshared -= on_segment
+                for col in shared_columns:
+                    if col >= start:
+                        break
+                    if col >= sink_tokens:
+                        unshared -= np.float64(attention[row, col])
             on_private = 0.0
             for col in private_columns:
                 if col >= start:

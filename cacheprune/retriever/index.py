@@ -97,10 +97,12 @@ class PrefixIndex:
         buckets = self._buckets
         return [key in buckets for key in keys]
 
-    def candidates(self, key: int) -> list[tuple[IndexedSegment, int]]:
+    def candidates(self, key: int, limit: int | None = None) -> list[tuple[IndexedSegment, int]]:
         """(entry, offset) pairs whose window at that offset hashes to `key` (collisions
-        included)."""
-        return [(self._segments[h], offset) for h, offset in self._buckets.get(key, ())]
+        included), newest first; at most `limit` of them."""
+        anchors = self._buckets.get(key, [])
+        newest = anchors[::-1] if limit is None else anchors[:-limit - 1:-1]
+        return [(self._segments[h], offset) for h, offset in newest]
 
     def segment(self, segment_hash: SegmentHash) -> IndexedSegment:
         return self._segments[segment_hash]

@@ -21,6 +21,7 @@ from cacheprune.annotator import score_spans
 from cacheprune.engine.plan import PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.kv_sources import AloneKV, KVSource
+from cacheprune.serving.public_view import PublicView
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.sharing import PoolSharing, SegmentSpan
 from cacheprune.serving.strategy import Published, SharingStrategy
@@ -76,9 +77,9 @@ class FixedChunks(PoolSharing):
         return match.request_start % size == 0 and match.length == size and \
             match.entry_start == 0
 
-    def segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
-                 computed: MaskArray) -> list[SegmentSpan]:
-        size, private = self.config.chunk_tokens, request.private
+    def segments(self, request: ServedRequest, view: PublicView,
+                 attention: npt.NDArray[np.float32], computed: MaskArray) -> list[SegmentSpan]:
+        size, private = self.config.chunk_tokens, request.private  # the view is the prompt
         starts = np.arange(0, request.num_tokens - size + 1, size, dtype=np.int64)
         keep = [s for s in starts if not private[s:s + size].any() and computed[s:s + size].all()]
         if not keep:
@@ -89,7 +90,8 @@ class FixedChunks(PoolSharing):
         scored = score_spans(attention, private, spans, config)
         return [(segment.start, segment.end, segment.recompute) for segment in scored]
 
-    def kv_source(self, request: ServedRequest, prefill: PrefillResult, end: int) -> KVSource:
+    def kv_source(self, request: ServedRequest, view: PublicView, prefill: PrefillResult,
+                  end: int) -> KVSource:
         return AloneKV(self.model, request)
 
 

@@ -36,6 +36,13 @@ class EngineConfig:
     # first tokens: a segment published by one tenant usually begins with words that follow
     # that tenant's own private details, which the next tenant does not share.
     anchor_stride: int | None = 16
+    # The pool's window: a match has at least this many tokens and is found through the window
+    # at an anchor, then extended both ways. Segments are still published from the annotator's
+    # min_len up; a match may be any part of one.
+    # NOTE: 16 with anchors every 16 tokens finds every shared stretch of 31 tokens or more
+    # (64 lost up to 79 tokens after each private value or note), and 16 equal tokens in a
+    # row almost never happen by chance between unrelated texts.
+    match_window: int = 16
     audit_log_path: str | None = None
     # The operator's system prompt, declared public. publish_mode="segment" computes each
     # published run after it (when a request starts with it) instead of after the tenant's text.
@@ -75,6 +82,9 @@ class EngineConfig:
         if self.capture_layer_stride < 1:
             raise ValueError(f"capture_layer_stride must be >= 1, got "
                              f"{self.capture_layer_stride}")
+        if not 1 <= self.match_window <= self.annotator.min_len:
+            raise ValueError(f"match_window must lie in [1, annotator.min_len="
+                             f"{self.annotator.min_len}], got {self.match_window}")
         if self.chunk_tokens < self.annotator.min_len:
             raise ValueError(f"chunk_tokens ({self.chunk_tokens}) must be >= the annotator's "
                              f"min_len ({self.annotator.min_len})")

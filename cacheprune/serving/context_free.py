@@ -28,7 +28,7 @@ from cacheprune.models import ChatTokenizer
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.request import ServedRequest
-from cacheprune.serving.sharing import PoolSharing
+from cacheprune.serving.sharing import PoolSharing, computed_mask
 from cacheprune.serving.strategy import Published
 from cacheprune.tokens import MaskArray, TokenIds, true_runs
 
@@ -50,7 +50,7 @@ class ContextFreeSharing(PoolSharing):
         # Everything before a run counts as outside it: the run is computed without it.
         self._score_config = config.annotator.model_copy(update={"recompute_context": "all"})
 
-    def capture(self) -> AttentionCapture | None:
+    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
         return None
 
     def accepts(self, match: Match) -> bool:
@@ -60,8 +60,7 @@ class ContextFreeSharing(PoolSharing):
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
-        computed = np.zeros(request.num_tokens, dtype=np.bool_)
-        computed[prefill.computed_positions.numpy()] = True
+        computed = computed_mask(request, prefill)
         declared = self._prefix_of(request)
         published = []
         for start, end in public_pieces(request.token_ids, request.private, computed,

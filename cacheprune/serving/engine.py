@@ -48,7 +48,7 @@ class Engine:
             kv_shape=kv_shape,
             budget_bytes=self.config.pool_budget_bytes,
             max_context_tokens=shape.max_context,
-            min_entry_tokens=self.config.annotator.min_len,
+            min_entry_tokens=self.config.match_window,
             anchor_stride=self.config.anchor_stride,
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
@@ -85,8 +85,8 @@ class Engine:
         with self.pool.session(request.request_id, scope) as session:
             plan = strategy.plan(request, session)
             generation = generate(self.model, plan, sampling or SamplingParams(),
-                                  self.tokenizer.stop_token_ids, capture=strategy.capture(),
-                                  request_start=started)
+                                  self.tokenizer.stop_token_ids,
+                                  capture=strategy.capture(request, plan), request_start=started)
             # Everything below runs after the first token: it is off the TTFT path.
             published, publish_error = self._publish(request, session, generation.prefill)
             if publish_error is None:

@@ -1,6 +1,7 @@
 """Where the KV a request publishes comes from: as the prefill computed it, or recomputed so
 that it never attended to a private token. Each source answers `segment(start, end)` with the
-K, V and positions to store for prompt tokens [start, end)."""
+K, V and positions to store for tokens [start, end): of the request's public view for the
+product's sources, of the prompt for the fixed-chunk baseline's."""
 
 from __future__ import annotations
 
@@ -24,33 +25,34 @@ class KVSource(Protocol):
 
 @dataclass(slots=True)
 class InContextKV:
-    """The prompt's KV as the request's prefill computed it, at the prompt's positions."""
+    """The prompt's KV as the request's prefill computed it. Spans are of the request's public
+    view (`positions[i]`: the prompt position of public token i), stored at prompt positions."""
 
     prefill: PrefillResult
+    positions: npt.NDArray[np.int64]
 
     def segment(self, start: int, end: int) -> SegmentKV:
-        return (self.prefill.keys[:, :, start:end], self.prefill.values[:, :, start:end],
-                np.arange(start, end))
+        positions = self.positions[start:end]
+        first, last = int(positions[0]), int(positions[-1])
+        if last - first == end - start - 1:  # no private token inside: a view, not a copy
+            index: slice | torch.Tensor = slice(first, last + 1)
+        else:
+            index = torch.from_numpy(positions)
+        return self.prefill.keys[:, :, index], self.prefill.values[:, :, index], positions
 
 
 @dataclass(slots=True)
 class PrivateFreeKV:
-    """K and V of a prompt's first tokens with its private tokens taken out; `index_of[p]` is
-    where prompt position p sits in it (-1 for a private token). A segment cut from it never
-    attended to a private token, yet saw the public text before it (the system prompt, the
-    document's earlier part)."""
+    """K and V of the first public tokens of a prompt's public view, computed as one sequence
+    (every private token left out): a segment cut from it never attended to a private token,
+    yet saw the public text before it (the system prompt, the document's earlier part)."""
 
     keys: torch.Tensor
     values: torch.Tensor
-    index_of: npt.NDArray[np.int64]
 
     def segment(self, start: int, end: int) -> SegmentKV:
-        first = int(self.index_of[start])
-        if first < 0 or int(self.index_of[end - 1]) != first + end - start - 1:
-            raise ValueError(f"segment [{start}, {end}) holds a private token")
-        return (self.keys[:, :, first:first + end - start],
-                self.values[:, :, first:first + end - start],
-                np.arange(first, first + end - start))
+        return (self.keys[:, :, start:end], self.values[:, :, start:end],
+                np.arange(start, end))
 
 
 @dataclass(slots=True)

@@ -1,11 +1,12 @@
-"""Isolated mode's publish, all from one pass over the prompt with its private tokens left out.
+"""Isolated mode's publish, all from one pass over the prompt's public view (every private
+token left out).
 
 Segments, recompute marks, K, V and positions come from that pass: the KV because a segment
 cut from it never attended to a private token, and the segments and marks because the
 annotator then reads attention that no private token took part in. The same public text
 published by two victims with different private values is therefore the same entry, bitwise
-(tested in tests/serving/test_serving_private_free.py). Which segments exist still follows where
-private spans begin and end in the prompt, never what they hold.
+(tested in tests/serving/test_serving_private_free.py). The view holds no trace of the private
+values, not even their length or where they were: only the public tokens, in order.
 """
 
 from __future__ import annotations
@@ -19,26 +20,22 @@ import torch
 from cacheprune.engine.model import Transformer
 from cacheprune.engine.plan import AttentionCapture, PrefillPlan
 from cacheprune.serving.kv_sources import PrivateFreeKV
-from cacheprune.serving.request import ServedRequest
+from cacheprune.serving.public_view import PublicView
 
 
 @dataclass(slots=True)
 class PrivateFreePass:
     kv: PrivateFreeKV
-    # [n, n] over the request's positions: the pass's attention where both tokens are public
-    # and before `end`, zero elsewhere (no private token is there to attend or be attended)
+    # [end, end] over the view's first `end` tokens: the attention the pass captured
     attention: npt.NDArray[np.float32]
 
     @classmethod
-    def compute(cls, model: Transformer, request: ServedRequest, end: int,
+    def compute(cls, model: Transformer, view: PublicView, end: int,
                 capture: AttentionCapture) -> PrivateFreePass:
-        """One prefill over the first `end` tokens of the prompt minus its private tokens."""
-        kept = np.flatnonzero(~request.private[:end])
-        result = model.prefill(PrefillPlan.full(torch.from_numpy(request.token_ids[kept])),
+        """One prefill over the first `end` tokens of `view`, a view without private tokens."""
+        if view.private.any():
+            raise ValueError("the private-free pass needs a view with no private token")
+        result = model.prefill(PrefillPlan.full(torch.from_numpy(view.token_ids[:end])),
                                capture=capture)
         assert result.attention is not None, "the pass was asked to capture attention"
-        index_of = np.full(end, -1, dtype=np.int64)
-        index_of[kept] = np.arange(kept.size)
-        attention = np.zeros((request.num_tokens, request.num_tokens), dtype=np.float32)
-        attention[np.ix_(kept, kept)] = result.attention.numpy()
-        return cls(PrivateFreeKV(result.keys, result.values, index_of), attention)
+        return cls(PrivateFreeKV(result.keys, result.values), result.attention.numpy())

@@ -15,24 +15,40 @@ from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.kv_sources import InContextKV, KVSource
 from cacheprune.serving.private_free import PrivateFreePass
+from cacheprune.serving.public_view import PublicView, has_run, public_attention
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.strategy import Published, SharingStrategy
 from cacheprune.tokens import MaskArray
 
-SegmentSpan = tuple[int, int, MaskArray]  # [start, end) of the prompt and its recompute marks
+SegmentSpan = tuple[int, int, MaskArray]  # [start, end) of a view and its recompute marks
 
 
 class PoolSharing(SharingStrategy):
-    """A strategy that reads and fills the shared pool. Subclasses choose which matches to take
-    (`accepts`), which spans to publish (`segments`) and where their KV comes from
-    (`kv_source`)."""
+    """A strategy that reads and fills the shared pool through a view of the prompt
+    (`search_view`): the tokens it looks up and publishes, and where each sits in the prompt.
+    Subclasses choose the view, which matches to take (`accepts`), which spans of the view to
+    publish (`segments`) and where their KV comes from (`kv_source`)."""
 
     def __init__(self, model: Transformer, config: EngineConfig) -> None:
         self.model = model
         self.config = config
 
-    def capture(self) -> AttentionCapture | None:
+    def search_view(self, request: ServedRequest) -> PublicView:
+        return PublicView.whole(request.token_ids, request.private)
+
+    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
+        # NOTE: a prefill that computes no run of min_len publishable tokens (a warm request
+        # computes its private values, the question and scattered recomputed tokens) gives the
+        # annotator nothing to choose from: its attention is not captured at all.
+        if not self.can_publish(request, plan.compute_mask().numpy()):
+            return None
         return self.annotator_capture()
+
+    def can_publish(self, request: ServedRequest, computed: MaskArray) -> bool:
+        """Whether the prompt tokens flagged in `computed` hold a run of `annotator.min_len`
+        public tokens of the view (the shortest segment there is)."""
+        view = self.search_view(request)
+        return has_run(computed[view.positions] & ~view.private, self.config.annotator.min_len)
 
     def annotator_capture(self) -> AttentionCapture:
         """The attention the annotator reads: every `capture_layer_stride`-th layer."""
@@ -40,92 +56,130 @@ class PoolSharing(SharingStrategy):
         return AttentionCapture(layers=tuple(layers))
 
     def plan(self, request: ServedRequest, session: PoolSession) -> PrefillPlan:
+        view = self.search_view(request)
         reused = []
-        for match in session.lookup(request.token_ids, request.private):
+        for match in session.lookup(view.token_ids, view.private):
             if not self.accepts(match):
                 continue
             kv = session.read(match)
             if kv is None:  # gone or failed its checks since the lookup: compute those tokens
                 continue
-            reused.append(ReusedSpan(
-                match.request_start, kv.keys, kv.values,
-                torch.tensor(kv.positions, dtype=torch.long),
-                torch.tensor(kv.recompute, dtype=torch.bool),
-            ))
+            for start, offset, length in view.pieces(match.request_start, match.length):
+                part = slice(offset, offset + length)
+                reused.append(ReusedSpan(
+                    start, kv.keys[:, :, part], kv.values[:, :, part],
+                    torch.tensor(kv.positions[part], dtype=torch.long),
+                    torch.tensor(kv.recompute[part], dtype=torch.bool),
+                ))
         return PrefillPlan(torch.from_numpy(request.token_ids), reused)
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
-        assert prefill.attention is not None, "pool strategies capture attention"
-        computed = np.zeros(request.num_tokens, dtype=np.bool_)
-        computed[prefill.computed_positions.numpy()] = True
-        segments = self.segments(request, prefill.attention.numpy(), computed)
+        if prefill.attention is None:  # see `capture`: nothing to publish
+            return []
+        view = self.search_view(request)
+        segments = self.segments(request, view, prefill.attention.numpy(),
+                                 computed_mask(request, prefill)[view.positions])
         if not segments:
             return []
-        source = self.kv_source(request, prefill, max(end for _, end, _ in segments))
-        return stage_segments(session, request, segments, source)
+        source = self.kv_source(request, view, prefill, max(end for _, end, _ in segments))
+        return stage_segments(session, view, segments, source)
 
     def accepts(self, match: Match) -> bool:
         return True
 
-    def segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
-                 computed: MaskArray) -> list[SegmentSpan]:
+    def segments(self, request: ServedRequest, view: PublicView,
+                 attention: npt.NDArray[np.float32], computed: MaskArray) -> list[SegmentSpan]:
+        """Spans [start, end) of `view` to publish with their recompute marks; `computed`
+        flags the view's tokens this prefill computed."""
         raise NotImplementedError
 
-    def kv_source(self, request: ServedRequest, prefill: PrefillResult, end: int) -> KVSource:
+    def kv_source(self, request: ServedRequest, view: PublicView, prefill: PrefillResult,
+                  end: int) -> KVSource:
         """Where the KV of the spans to publish (all ending by `end`) comes from."""
         raise NotImplementedError
 
 
 class SegmentSharing(PoolSharing):
-    """The product: annotator segments. `publish_mode="isolated"` (the default): when the
-    prompt holds a private token, segments, marks and KV all come from one pass over the prompt
-    with every private token left out (see `private_free`), so no published byte depends on a
+    """The product: the pool is searched and filled with the prompt's public view (its private
+    tokens taken out, so that the public text around them joins up). `publish_mode="isolated"`
+    (the default): when the prompt holds a private token, segments, marks and KV all come from
+    one pass over the public view alone (see `private_free`), so no published byte depends on a
     private value. `"paper_baseline"`: the CachePrune paper's choice, a research baseline only:
+    segments chosen by the annotator from the attention seen from the view, published with the
     KV as computed in context, whose segments after a private value carry a trace of it."""
+
+    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
+        if self._publishes_private_free(request):
+            return None  # `publish` reads the private-free pass's attention instead
+        return super().capture(request, plan)
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
-        if self.config.publish_mode != "isolated" or request.num_private == 0:
+        if not self._publishes_private_free(request):
             return super().publish(request, session, prefill)
-        computed = np.zeros(request.num_tokens, dtype=np.bool_)
-        computed[prefill.computed_positions.numpy()] = True
-        candidates = np.flatnonzero(computed & ~request.private)
-        if not _has_run(computed & ~request.private, self.config.annotator.min_len):
-            # NOTE: no run of min_len computed public tokens, so no segment to publish (a warm
-            # request computes its private values, the question and scattered marks): the
-            # pass, as long as a prefill of the prompt, would be wasted.
-            return []
-        private_free = PrivateFreePass.compute(self.model, request, int(candidates[-1]) + 1,
-                                               self.annotator_capture())
-        segments = self.segments(request, private_free.attention, computed)
-        return stage_segments(session, request, segments, private_free.kv)
+        computed = computed_mask(request, prefill)
+        if not self.can_publish(request, computed):
+            return []  # see `PoolSharing.capture`
+        view = self.search_view(request)
+        computed = computed[view.positions]
+        end = int(np.flatnonzero(computed)[-1]) + 1
+        private_free = PrivateFreePass.compute(self.model, view, end, self.annotator_capture())
+        # The pass computed every token up to `end`: a short stretch this prefill happened to
+        # reuse inside new text may lie inside a segment (its KV comes from the pass too).
+        annotation = annotate(private_free.attention, np.zeros(end, dtype=np.bool_),
+                              computed[:end], self.config.annotator, every_row=True)
+        segments = [(s.start, s.end, s.recompute) for s in annotation.segments]
+        return stage_segments(session, view, segments, private_free.kv)
 
-    def segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
-                 computed: MaskArray) -> list[SegmentSpan]:
-        annotation = annotate(attention, request.private, computed, self.config.annotator)
-        return [(s.start, s.end, s.recompute) for s in annotation.segments]
+    def _publishes_private_free(self, request: ServedRequest) -> bool:
+        return self.config.publish_mode == "isolated" and request.num_private > 0
 
-    def kv_source(self, request: ServedRequest, prefill: PrefillResult, end: int) -> KVSource:
+    def search_view(self, request: ServedRequest) -> PublicView:
+        return PublicView.of(request.token_ids, request.private)
+
+    def segments(self, request: ServedRequest, view: PublicView,
+                 attention: npt.NDArray[np.float32], computed: MaskArray) -> list[SegmentSpan]:
+        config = self.config.annotator
+        matrix, inserted = public_attention(attention, request.private, config.sink_tokens)
+        flags = np.zeros(matrix.shape[0], dtype=np.bool_)
+        flags[inserted] = True  # the inserted column is never part of a segment
+        # NOTE: attention to private tokens counts as outside every segment (paper baseline:
+        # its KV did attend to them), so the tokens that leaned on this tenant's private values
+        # are marked for recomputation: another tenant has other values there.
+        annotation = annotate(matrix, flags, np.insert(computed, inserted, True), config)
+        spans = []
+        for segment in annotation.segments:
+            assert segment.start > inserted, "segments are longer than the sinks"
+            start, end, marks = segment.start - 1, segment.end - 1, segment.recompute
+            if start == inserted:
+                # The sinks before the inserted column are the prompt's first tokens, the same
+                # in every prompt that shares what follows: published with the segment.
+                start, marks = 0, np.concatenate((np.zeros(inserted, np.bool_), marks))
+            spans.append((start, end, marks))
+        return spans
+
+    def kv_source(self, request: ServedRequest, view: PublicView, prefill: PrefillResult,
+                  end: int) -> KVSource:
         # Isolated mode reaches here only for a prompt without private tokens, whose KV as
         # computed is private-free already.
-        return InContextKV(prefill)
+        return InContextKV(prefill, view.positions)
 
 
-def stage_segments(session: PoolSession, request: ServedRequest, segments: list[SegmentSpan],
+def computed_mask(request: ServedRequest, prefill: PrefillResult) -> MaskArray:
+    """Which of the prompt's tokens the prefill computed (the rest it reused)."""
+    computed = np.zeros(request.num_tokens, dtype=np.bool_)
+    computed[prefill.computed_positions.numpy()] = True
+    return computed
+
+
+def stage_segments(session: PoolSession, view: PublicView, segments: list[SegmentSpan],
                    source: KVSource) -> list[Published]:
-    """Stage each segment with its marks and the K, V and positions `source` gives it."""
+    """Stage each span of `view` with its marks and the K, V and positions `source` gives it."""
     published = []
     for start, end, marks in segments:
         keys, values, positions = source.segment(start, end)
-        segment_hash = session.stage(request.token_ids[start:end], keys, values, positions,
-                                     marks, request.private[start:end])
+        segment_hash = session.stage(view.token_ids[start:end], keys, values, positions,
+                                     marks, view.private[start:end])
         published.append(Published(str(segment_hash), end - start))
     return published
-
-
-def _has_run(mask: MaskArray, length: int) -> bool:
-    """Whether `mask` holds `length` or more consecutive True values."""
-    padded = np.concatenate(([False], mask, [False]))
-    edges = np.flatnonzero(padded[1:] != padded[:-1])
-    return bool(edges.size) and int((edges[1::2] - edges[::2]).max()) >= length

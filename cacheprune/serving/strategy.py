@@ -25,13 +25,14 @@ class Published(NamedTuple):
 
 class SharingStrategy(abc.ABC):
     """Calling contract (the engine, once per request, in this order, inside the request's pool
-    session): `capture` before the prefill; `plan` before the prefill; `publish` after the first
-    token, off the TTFT path. What `publish` stages becomes visible only if the request ends
-    well (the session publishes on commit). A strategy may keep state across requests (a prefix
-    cache); it must never keep a request's private tokens in anything another tenant reads."""
+    session): `plan` before the prefill; `capture` with that plan, before the prefill;
+    `publish` after the first token, off the TTFT path. What `publish` stages becomes visible
+    only if the request ends well (the session publishes on commit). A strategy may keep state
+    across requests (a prefix cache); it must never keep a request's private tokens in anything
+    another tenant reads."""
 
-    def capture(self) -> AttentionCapture | None:
-        """Which attention the prefill should capture for `publish`; None: none."""
+    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
+        """Which attention the prefill under `plan` should capture for `publish`; None: none."""
         return None
 
     @abc.abstractmethod

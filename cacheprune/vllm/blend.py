@@ -82,7 +82,7 @@ class Blender:
             with torch.device(self._device):
                 result = engine.model.prefill(
                     _on(plan, self._device),
-                    capture=strategy.capture() if order.publish else None)
+                    capture=strategy.capture(request, plan) if order.publish else None)
         figures = PrefillFigures([(span.start, span.end) for span in pooled],
                                  result.num_recomputed, result.num_computed)
         return BlendedPrefill(result), figures

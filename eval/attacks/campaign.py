@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cacheprune.serving import Engine, SamplingParams
+from cacheprune.serving import Engine, RequestRecord, SamplingParams
 from eval.attacks.dictionary import DICTIONARY_KINDS, candidate_list, dictionary_attack
 from eval.attacks.direct import DirectLeakage, probe_direct
 from eval.attacks.extension import TokenStatistics, extension_attack
@@ -72,14 +72,14 @@ def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
     attacks = SystemAttacks()
     for victim in victims:
         engine = make_engine()
-        record = engine.generate(victim.tenant, victim.messages, _ONE_TOKEN)
+        record = _serve_victim(engine, victim)
         masked = fully_masked_slots(engine.tokenizer, victim, record.private_mask)
         if logprob:
             _logprob_attacks(engine, victim, masked, settings, attacks)
         attacks.direct.add(probe_direct(engine, [victim]))
         for oracle_name in settings.oracles:
             engine = make_engine()
-            record = engine.generate(victim.tenant, victim.messages, _ONE_TOKEN)
+            record = _serve_victim(engine, victim)
             masked = fully_masked_slots(engine.tokenizer, victim, record.private_mask)
             prober = Prober(engine)
             for slot in victim.template.slot_names:
@@ -103,6 +103,11 @@ def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
                                       Budget(settings.num_candidates + 8), candidates, outcome)
                     attacks.outcomes.append(outcome)
     return attacks
+
+
+def _serve_victim(engine: Engine, victim: Request) -> RequestRecord:
+    """The victim's request, served as the workload serves it (its public ranges too)."""
+    return engine.generate(victim.tenant, victim.messages, _ONE_TOKEN, victim.public_char_ranges)
 
 
 def _logprob_attacks(engine: Engine, victim: Request, masked: dict[str, bool],

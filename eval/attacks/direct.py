@@ -4,6 +4,12 @@ It attacks each victim's name slot token by token: for every token it sends the 
 the slot plus the true tokens so far followed by (a) the true next token and (b) a wrong one,
 then the template's public text up to the next slot, and reads the engine's reported hit
 count. A token counts as recovered when the true guess gets more hits than the wrong one.
+
+The wrong token is one the detectors flag exactly like the true one in the probe (a capitalized
+word where the true token is part of a flagged name). The pool is searched with the prompt's
+public view, so a probe the detectors see differently (a lower-case word after "my name is",
+not flagged, stays in the view) is served differently whatever the victim sent: a difference in
+hits would measure the detectors, not what the pool learned from the victim.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cacheprune.serving import Engine, SamplingParams
+from cacheprune.serving.prompt import render
 from eval.attacks.probe import ATTACKER_TENANT, split_value
 from eval.workload import Request
 
@@ -42,7 +49,9 @@ def probe_direct(engine: Engine, victims: list[Request]) -> DirectLeakage:
         score.num_private_tokens += len(secret_tokens)
         for i, true_token in enumerate(secret_tokens):
             known = secret_tokens[:i]
-            wrong = wrong_token(true_token, tokenizer.vocab_size)
+            wrong = _comparable_wrong_token(engine, victim, base, known, true_token)
+            if wrong is None:
+                continue  # no comparable wrong guess: the prober learns nothing here
             hits_true = _hits(engine, victim, base, known + [true_token])
             hits_wrong = _hits(engine, victim, base, known + [wrong])
             if hits_true > hits_wrong:
@@ -50,16 +59,44 @@ def probe_direct(engine: Engine, victims: list[Request]) -> DirectLeakage:
     return score
 
 
-def wrong_token(token: int, vocab_size: int) -> int:
+def wrong_token(token: int, vocab_size: int, attempt: int = 0) -> int:
     # a plain-text token id far from the true one (ids below ~100 are special or bytes)
-    return 100 + (token + vocab_size // 2) % (vocab_size - 100)
+    return 100 + (token + vocab_size // 2 + 7919 * attempt) % (vocab_size - 100)
 
 
-def _hits(engine: Engine, victim: Request, prefix: str, guess_ids: list[int]) -> int:
+_NUM_WRONG_CANDIDATES = 200
+
+
+def _comparable_wrong_token(engine: Engine, victim: Request, prefix: str, known: list[int],
+                            true_token: int) -> int | None:
+    """The first wrong next token whose probe the detectors flag exactly like the true one's."""
+    flags = _probe_flags(engine, victim, prefix, known + [true_token])
+    for attempt in range(_NUM_WRONG_CANDIDATES):
+        wrong = wrong_token(true_token, engine.tokenizer.vocab_size, attempt)
+        if wrong != true_token and _probe_flags(engine, victim, prefix, known + [wrong]) == flags:
+            return wrong
+    return None
+
+
+def _probe_messages(engine: Engine, victim: Request, prefix: str,
+                    guess_ids: list[int]) -> list[dict[str, str]]:
     guess = engine.tokenizer.decode(guess_ids)
     # The public text after the slot (the prober knows the template) makes the probe long
     # enough to reach the pool's index windows whether the guess is right or wrong.
     after = victim.template.public_text_after(NAME_SLOT)
-    messages = [{"role": "system", "content": victim.template.system},
-                {"role": "user", "content": prefix + guess + after}]
+    return [{"role": "system", "content": victim.template.system},
+            {"role": "user", "content": prefix + guess + after}]
+
+
+def _probe_flags(engine: Engine, victim: Request, prefix: str,
+                 guess_ids: list[int]) -> tuple[bool, ...]:
+    """Which of the probe's tokens the engine's detectors flag."""
+    rendered = render(engine.tokenizer, _probe_messages(engine, victim, prefix, guess_ids), ())
+    offsets = engine.tokenizer.encode_prompt(rendered.text, rendered.untrusted).offsets
+    mask = engine.policy.mask(rendered.text, offsets, rendered.public).mask
+    return tuple(bool(flag) for flag in mask)
+
+
+def _hits(engine: Engine, victim: Request, prefix: str, guess_ids: list[int]) -> int:
+    messages = _probe_messages(engine, victim, prefix, guess_ids)
     return engine.generate(ATTACKER_TENANT, messages, _ONE_TOKEN).num_hit_tokens

@@ -71,6 +71,29 @@ def valid_intervals(
     return found, closest
 
 
+def bridged_gaps(
+    private: npt.NDArray[np.bool_], computed: npt.NDArray[np.bool_], min_len: int
+) -> npt.NDArray[np.bool_]:
+    """Token by token: public and reused, within such a stretch shorter than `min_len` that has
+    a computed public token or an end of the prompt on either side, and at least one such token
+    (what `annotate(..., every_row=True)` may put in a segment)."""
+    n = len(computed)
+    gap = ~computed & ~private
+    eligible = computed & ~private
+    bridged = np.zeros(n, dtype=np.bool_)
+    for i in np.flatnonzero(gap):
+        before = i
+        while before >= 0 and gap[before]:
+            before -= 1
+        after = i
+        while after < n and gap[after]:
+            after += 1
+        sides = [bool(eligible[before])] if before >= 0 else []
+        sides += [bool(eligible[after])] if after < n else []
+        bridged[i] = after - before - 1 < min_len and len(sides) > 0 and all(sides)
+    return bridged
+
+
 def best_cover(n: int, intervals: list[tuple[int, int]]) -> tuple[int, int]:
     """(tokens covered, -segments) of the best set of non-overlapping intervals, by trying
     every such set."""

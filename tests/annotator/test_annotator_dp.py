@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from annotator_reference import (
     best_cover,
+    bridged_gaps,
     direct_external,
     direct_internal,
     synthetic_attention,
@@ -30,6 +31,7 @@ from cacheprune.annotator import AnnotatorConfig, annotate
     ratio=st.sampled_from([0.25, 1.0, 3.0]),
     sink_tokens=st.integers(0, 2),
     sink_mode=st.sampled_from(["exclude", "renormalize"]),
+    every_row=st.booleans(),
 )
 def test_dp_matches_exhaustive_search(
     n: int,
@@ -42,25 +44,28 @@ def test_dp_matches_exhaustive_search(
     ratio: float,
     sink_tokens: int,
     sink_mode: str,
+    every_row: bool,
 ) -> None:
     # Masks are sparse-ish so that long eligible runs (the interesting case) come up often.
     rng = np.random.default_rng(seed)
     private_mask = np.array(private[:n]) & (rng.random(n) < density * 2)
     computed_mask = ~(~np.array(computed[:n]) & (rng.random(n) < density * 2))
-    attention = synthetic_attention(n, seed, computed_mask)
+    attention = synthetic_attention(n, seed, None if every_row else computed_mask)
     config = AnnotatorConfig(
         min_len=min_len, max_len=max_len, ratio=ratio, sink_tokens=sink_tokens,
         sink_mode=sink_mode,  # type: ignore[arg-type]
     )
     weights = treated(attention, sink_tokens, sink_mode == "renormalize")
     eligible = computed_mask & ~private_mask
+    if every_row:
+        eligible = eligible | bridged_gaps(private_mask, computed_mask, min_len)
     intervals, closest = valid_intervals(
         weights, eligible, min_len, n if max_len is None else max_len, ratio
     )
     # A candidate sitting on the threshold could go either way with a different summation order.
     assume(closest > 1e-9)
 
-    annotation = annotate(attention, private_mask, computed_mask, config)
+    annotation = annotate(attention, private_mask, computed_mask, config, every_row=every_row)
 
     event(f"segments: {min(len(annotation.segments), 3)}")
     event(f"cover: {'all' if annotation.num_covered == annotation.num_eligible else 'partial'}")
@@ -73,7 +78,7 @@ def test_dp_matches_exhaustive_search(
         previous_end = segment.end
         assert (segment.start, segment.end) in intervals
         assert not private_mask[segment.start : segment.end].any()
-        assert computed_mask[segment.start : segment.end].all()
+        assert eligible[segment.start : segment.end].all()
         assert segment.internal == pytest.approx(
             direct_internal(weights, segment.start, segment.end), abs=1e-9
         )
@@ -117,6 +122,45 @@ def test_dp_covers_a_block_diagonal_document_in_its_blocks() -> None:
     spans = [(s.start, s.end) for s in without_tail.segments]
     assert spans[0] == (0, 30)
     assert all(end - start < 13 for start, end in spans[1:])
+
+
+def _one_block_document(n: int) -> np.ndarray:
+    """Every row pays 0.5 to the sink at column 0 and 0.5 evenly to columns 1..row."""
+    attention = np.zeros((n, n), dtype=np.float32)
+    attention[0, 0] = 1.0
+    for row in range(1, n):
+        attention[row, 0] = 0.5
+        attention[row, 1 : row + 1] = 0.5 / row
+    return attention
+
+
+@pytest.mark.parametrize("reused_length", [6, 16])
+def test_a_short_reused_stretch_inside_new_text_does_not_cut_its_segment(
+        reused_length: int) -> None:
+    # A template [0, 9) and a stretch inside the text from 30 on were reused from the pool;
+    # the rest was computed. Every row leans on all the text before it, so the text after the
+    # stretch alone is not self-contextualized (external ~ 0.7 of it), while [9, 60) is.
+    n, min_len = 60, 16
+    attention = _one_block_document(n)
+    computed_mask = np.ones(n, dtype=bool)
+    computed_mask[:9] = False
+    computed_mask[30 : 30 + reused_length] = False
+    private_mask = np.zeros(n, dtype=bool)
+    config = AnnotatorConfig(min_len=min_len, sink_tokens=1, ratio=1.0)
+    weights = treated(attention, 1, renormalize=True)
+
+    cut = annotate(attention, private_mask, computed_mask, config)
+    whole = annotate(attention, private_mask, computed_mask, config, every_row=True)
+
+    assert [(s.start, s.end) for s in cut.segments] == [(9, 30)]
+    assert not cut.segments[0].recompute.any()  # the reused template is shared text
+    tail = 30 + reused_length
+    assert direct_internal(weights, tail, n) < direct_external(weights, tail, n)
+    if reused_length < min_len:  # the short template and stretch join the new text
+        assert [(s.start, s.end) for s in whole.segments] == [(0, n)]
+    else:  # as long as a segment: an entry of its own, not published again
+        assert [(s.start, s.end) for s in whole.segments] == [(0, 30)]
+    assert whole.segments[0].external == 0.0
 
 
 @pytest.mark.parametrize("sink_mode", ["exclude", "renormalize"])

@@ -13,6 +13,10 @@ def test_bad_options_get_a_clear_error(capsys, tmp_path):
     assert "qasper: dataset folder not found" in capsys.readouterr().err
     assert main(["--systems", "cacheprune_isolated"]) == 2
     assert "must include no_sharing" in capsys.readouterr().err
+    assert main(["--max-docs", "0"]) == 2
+    assert "--max-docs must be at least 1, got 0" in capsys.readouterr().err
+    assert main(["--min-words", "100000"]) == 2
+    assert "default: no document has 100000 words or more" in capsys.readouterr().err
 
 
 def test_vllm_backend_names_the_systems_it_has(capsys):
@@ -20,3 +24,5 @@ def test_vllm_backend_names_the_systems_it_has(capsys):
     err = capsys.readouterr().err
     assert "the vllm backend has no system fixed_chunks_512" in err
     assert "cacheprune_isolated" in err
+    assert main(["--backend", "vllm", "--documents-public"]) == 2
+    assert "--documents-public needs --backend engine" in capsys.readouterr().err

@@ -51,6 +51,7 @@ def _manifest(
     archive_sha: str | None,
     qasper_sha: str | None,
     url: str = "https://example.invalid/data.zip",
+    size: int | None = None,
 ) -> Path:
     members = [
         {"dataset": "qasper", "path": "data/qasper.jsonl", "target": "qasper/qasper.jsonl",
@@ -59,7 +60,7 @@ def _manifest(
          "sha256": _sha(QMSUM_ROWS)},
     ]  # fmt: skip
     manifest = {"format": 1, "archives": [
-        {"name": "lb", "url": url, "sha256": archive_sha, "members": members}
+        {"name": "lb", "url": url, "sha256": archive_sha, "size": size, "members": members}
     ]}  # fmt: skip
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(manifest), encoding="utf-8")
@@ -170,9 +171,86 @@ def test_manifest_errors_name_the_field(
         download.load_manifest(path)
 
 
-def test_shipped_manifest_points_at_longbench_for_all_three_sets() -> None:
-    # Its hashes stay null until someone with network access pins them (datasets/README.md);
-    # load_manifest has checked that each is null or a well-formed SHA-256.
+def test_members_without_their_own_pin_are_covered_by_the_pinned_archive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive, archive_sha = _archive(tmp_path)
+    size = archive.stat().st_size
+    manifest = _manifest(tmp_path, archive_sha, None, size=size)
+    out = tmp_path / "out"
+    argv = ["--archive", str(archive), "--manifest", str(manifest), "--out", str(out)]
+    assert download.main(argv) == 0  # no --trust-unpinned needed
+    assert f"sha256 {_sha(QASPER_ROWS)} (covered by the pinned lb archive)" in (
+        capsys.readouterr().out
+    )
+    assert (out / "qasper" / "qasper.jsonl").read_bytes() == QASPER_ROWS
+
+
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_an_archive_of_another_size_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], delta: int
+) -> None:
+    archive, archive_sha = _archive(tmp_path)
+    size = archive.stat().st_size
+    manifest = _manifest(tmp_path, archive_sha, _sha(QASPER_ROWS), size=size + delta)
+    out = tmp_path / "out"
+    argv = ["--archive", str(archive), "--manifest", str(manifest), "--out", str(out)]
+    assert download.main(argv) == 1
+    assert f"lb archive: {size} bytes, the pinned size is {size + delta} bytes" in (
+        capsys.readouterr().err
+    )
+    assert not out.exists()
+    assert archive.read_bytes()  # a local copy given by the user is never deleted
+
+
+def test_a_download_longer_than_the_pin_is_stopped_and_not_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive, archive_sha = _archive(tmp_path)
+    pinned = archive.stat().st_size - 10
+    manifest = _manifest(tmp_path, archive_sha, None, url=archive.as_uri(), size=pinned)
+    out = tmp_path / "out"
+    assert download.main(["--manifest", str(manifest), "--out", str(out)]) == 1
+    assert f"more than the pinned {pinned} bytes received; download stopped" in (
+        capsys.readouterr().err
+    )
+    assert not list((out / "_downloads").iterdir())
+
+
+def test_a_download_of_the_right_size_but_another_hash_is_refused_and_not_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive, archive_sha = _archive(tmp_path)
+    other = archive_sha[::-1]
+    manifest = _manifest(tmp_path, other, None, url=archive.as_uri(),
+                         size=archive.stat().st_size)
+    out = tmp_path / "out"
+    assert download.main(["--manifest", str(manifest), "--out", str(out)]) == 1
+    error = capsys.readouterr().err
+    assert f"lb archive: SHA-256 {archive_sha} does not match the pinned {other}" in error
+    assert "refused" in error
+    assert not list((out / "_downloads").iterdir())
+    assert not list(out.rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("size", [0, -5, "113932529", True, 1.5])
+def test_a_malformed_size_is_named(tmp_path: Path, size: object) -> None:
+    path = _manifest(tmp_path, None, None)
+    data = json.loads(path.read_text())
+    data["archives"][0]["size"] = size
+    path.write_text(json.dumps(data))
+    with pytest.raises(download.ManifestError, match=r"archives\[0\]: field 'size' must be"):
+        download.load_manifest(path)
+
+
+LONGBENCH_REVISION = "5e628be450b7e67fb7ae6e201bd6d8f7056f7672"
+
+
+def test_shipped_manifest_pins_longbench_at_a_fixed_revision() -> None:
     (archive,) = download.load_manifest(project_data_dir() / "manifest.json")
-    assert archive.url.startswith("https://huggingface.co/datasets/THUDM/LongBench/")
+    assert archive.url == (
+        f"https://huggingface.co/datasets/THUDM/LongBench/resolve/{LONGBENCH_REVISION}/data.zip"
+    )
+    assert archive.sha256 == "cb45b11a4133c6bc1d6a44b0f8e701335ff1e543195db1103472e575857f7f64"
+    assert archive.size == 113_932_529
     assert {m.dataset for m in archive.members} == {"qasper", "narrativeqa", "qmsum"}

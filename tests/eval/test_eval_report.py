@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from eval.attacks import AttackOutcome, SystemAttacks
+from eval.bound import BoundRecord
 from eval.report import markdown_table, write_report
 from eval.runner import RequestResult, SystemResult
 from eval.targets import target_rows
@@ -99,3 +101,33 @@ def test_table_and_files(tmp_path):
     # 100 values, 1 recovered; per kind: 60 fully masked, 1 recovered, 9 probes per attack
     assert "1 of 100 values recovered (1%); 0 of them fully masked" in text
     assert "| name | 100 | 60 | 1 | 1/100, 900 probes | 0/100, 900 probes |" in text
+
+
+def _bound():
+    # Bounds for the two warm requests of _systems() (request ids r2.0 and r3.0).
+    return {"r2.0": BoundRecord("r2.0", 1.8, 100, np.arange(12), 0),
+            "r3.0": BoundRecord("r3.0", 2.1, 100, np.arange(14), 0)}
+
+
+def test_share_of_the_bound_by_hand(tmp_path):
+    systems = _systems()
+    # no_sharing has no request with those ids: no share; cacheprune_isolated: 1.8/2 = 0.90 and
+    # 2.1/3 = 0.70, median 0.80.
+    rows = markdown_table(systems, _bound()).splitlines()
+    assert rows[0].endswith("| share of bound |")
+    assert rows[2].endswith("| – |") and rows[3].endswith("| 80% |")
+    # The bound's own row: median and p90 of its TTFTs, 100% of itself.
+    assert rows[4].startswith("| oracle bound (warm requests) | 1.95 | 2.10 | – |")
+    assert rows[4].endswith("| 100% |")
+    targets = {row[0]: row for row in target_rows(systems, _bound())}
+    assert targets["warm TTFT >= 85% of the oracle bound"][1:] == (
+        "cacheprune_isolated", "80%", "missed by 5%")
+    meta = {"dataset": "unit", "num_requests": 3, "num_tenants": 1, "num_documents": 1,
+            "model_id": "m", "private_fraction": 0.025,
+            "length_note": "1 of 1 documents were cut to fit"}
+    report = write_report(systems, tmp_path, meta, _bound()).read_text()
+    assert "share of bound = bound TTFT / the system's TTFT" in report
+    assert "1 of 1 documents were cut to fit" in report
+    raw = json.loads((tmp_path / "raw.json").read_text())
+    assert [r["num_computed"] for r in raw["oracle_bound"]] == [12, 14]
+    assert (tmp_path / "summary.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -26,7 +26,8 @@ def default_documents() -> list[Document]:
 
 @pytest.fixture(scope="module")
 def requests(default_documents: list[Document]) -> list[Request]:
-    return build_requests(default_documents, WorkloadConfig(num_tenants=3, seed=7))
+    return build_requests(default_documents, WorkloadConfig(num_tenants=3, seed=7,
+                                                            max_document_words=None))
 
 
 def _user(request: Request) -> str:
@@ -82,7 +83,7 @@ def test_document_text_is_identical_for_every_tenant(
         user = _user(request)
         ranges = request.document_char_ranges
         without_note = "".join(user[start:end] for _, start, end in ranges)
-        # The default documents are shorter than the default cut: the whole text is there.
+        # Documents are served whole here: the whole text is there.
         assert without_note == contexts[request.doc_id]
         assert request.messages[0] == requests[0].messages[0]
 
@@ -98,7 +99,8 @@ def test_every_document_is_asked_by_several_tenants(requests: list[Request]) -> 
 def test_same_seed_same_requests_other_seed_other_values(
     default_documents: list[Document], requests: list[Request]
 ) -> None:
-    again = build_requests(default_documents, WorkloadConfig(num_tenants=3, seed=7))
+    again = build_requests(default_documents, WorkloadConfig(num_tenants=3, seed=7,
+                                                             max_document_words=None))
     assert [r.messages for r in again] == [r.messages for r in requests]
     other = build_requests(default_documents, WorkloadConfig(num_tenants=3, seed=8))
     assert other[0].private_values != requests[0].private_values
@@ -122,7 +124,8 @@ def test_template_rerenders_the_prompt_and_a_guess(requests: list[Request]) -> N
 def test_public_ranges_cover_the_document_and_no_private_value(
     default_documents: list[Document],
 ) -> None:
-    config = WorkloadConfig(num_tenants=2, documents_public=True, queries_per_document=2)
+    config = WorkloadConfig(num_tenants=2, documents_public=True, queries_per_document=2,
+                            max_document_words=None)
     built = build_requests(default_documents, config)
     assert len(built) == 6
     contexts = {d.doc_id: d.context for d in default_documents}

@@ -11,7 +11,8 @@ from pool_helpers import kv_for, make_pool, publish, scope
 def test_middle_of_an_entry_is_found_and_read_exactly():
     entry = list(range(100, 112))  # 12 tokens
     request = [7, 7, 7] + entry[4:11] + [9]  # shares entry[4:11] only
-    for stride, expected in [(None, []), (2, [(3, 7, 4)]), (3, [(5, 5, 6)])]:
+    # Stride 3: the window at entry offset 6 finds it, and the match reaches back to offset 4.
+    for stride, expected in [(None, []), (2, [(3, 7, 4)]), (3, [(3, 7, 4)])]:
         pool = make_pool(64, anchor_stride=stride)
         publish(pool, entry)
         with pool.session("reader", scope()) as session:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_matching import naive_best_coverage, naive_window_hash
+from reference_matching import naive_best_coverage, naive_stretches, naive_window_hash
 
 from cacheprune.retriever import (
     IndexedSegment,
@@ -13,6 +13,7 @@ from cacheprune.retriever import (
     random_base,
     segment_hash,
 )
+from cacheprune.retriever.matching import MAX_CANDIDATES_PER_WINDOW
 from cacheprune.tokens import as_token_array
 
 MODEL = "model-a"
@@ -74,8 +75,11 @@ def test_matches_equal_naive_substring_search(case, anchor_stride):
         assert match.length >= window
         assert match.request_start >= previous_end
         assert part == entry[match.entry_start : match.entry_start + match.length]
-        assert match.entry_start % (anchor_stride or len(entry) + 1) == 0
         assert not any(mask[match.request_start : match.request_end])
+        # inside a findable stretch: one that holds an anchor window of its entry
+        assert any(low <= match.request_start and match.request_end <= end
+                   for low, end in naive_stretches(request, mask, [entry], window,
+                                                   anchor_stride))
         previous_end = match.request_end
         covered += match.length
     assert covered == naive_best_coverage(request, mask, entries, window, anchor_stride)
@@ -166,3 +170,19 @@ def test_mask_of_wrong_length_is_refused():
     index = build_index([list(range(10))], 4)
     with pytest.raises(ValueError, match="one flag per token"):
         find_matches(list(range(10)), [False] * 9, index, MODEL, POLICY)
+
+
+def test_a_window_shared_by_many_entries_costs_a_bounded_number_of_comparisons():
+    """Every entry starts with the same 40 tokens (a system prompt and template); the reader's
+    own entry is found through its other anchors, and its match reaches back over the shared
+    start, while the shared windows propose at most MAX_CANDIDATES_PER_WINDOW entries each."""
+    rng = np.random.default_rng(3)
+    shared = rng.integers(1000, 2000, size=40).tolist()
+    entries = [shared + rng.integers(2000, 60000, size=120).tolist() for _ in range(200)]
+    index = build_index(entries, 16, anchor_stride=16)
+    request = entries[0] + [7, 7, 7]
+    result = find_matches(request, [False] * len(request), index, MODEL, POLICY)
+    assert [(m.request_start, m.length) for m in result.matches] == [(0, len(entries[0]))]
+    # 40 shared tokens hold two anchored windows (offsets 0 and 16): each proposes at most the
+    # cap; the reader's own windows propose its entry alone.
+    assert result.num_candidates <= 2 * MAX_CANDIDATES_PER_WINDOW + len(entries[0]) // 16

@@ -121,7 +121,14 @@ def test_consecutive_requests_do_not_contaminate(default_model, policy):
     short = [{"role": "user", "content": "What is two plus two?"}]
     after = engine.generate("b", short, PARAMS)
     fresh = _engine(default_model, policy).generate("b", short, PARAMS)
-    assert after.num_hit_tokens == 0
+    # b reuses only the chat template's opening that both prompts start with (computed before
+    # a's first private token, so exactly the KV b would compute): nothing of a's own text.
+    tokenizer = engine.tokenizer
+    a_ids = tokenizer.encode(tokenizer.render_chat(long_private)).ids
+    b_ids = tokenizer.encode(tokenizer.render_chat(short)).ids
+    common = next(i for i, (x, y) in enumerate(zip(a_ids, b_ids, strict=False)) if x != y)
+    assert after.num_hit_tokens > 0
+    assert all(end <= common for _, end in after.hit_spans)
     assert after.text == fresh.text
     assert "dana" not in after.text.lower()
 

@@ -55,11 +55,12 @@ CARLA = Tenant("Carla Diaz", "tenant-carla", "carla.diaz@example.net", "303-555-
 
 
 def public_document(variant: str, index: int = 0) -> str:
-    """A default document (public text, ~1000 tokens) that no other test publishes: tagged
-    with `variant` every 30 words, more often than the shortest segment the pool stores
-    (64 tokens), since the pool finds segments anywhere in a prompt."""
-    words = json.loads(DOCUMENTS.read_text().splitlines()[index])["context"].split(" ")
-    for at in range(len(words) - len(words) % 30, 0, -30):
+    """A default document's first 800 words (public text) that no other test publishes: tagged
+    with `variant` every 8 words, so that no run of the pool's 16-token match window is shared
+    with another variant (the pool finds matches anywhere in a prompt)."""
+    context = json.loads(DOCUMENTS.read_text().splitlines()[index])["context"]
+    words = context.split(" ")[:800]
+    for at in range(len(words) - len(words) % 8, 0, -8):
         words.insert(at, f"({variant})")
     return " ".join(words)
 

@@ -1,0 +1,123 @@
+"""The oracle bound: the TTFT of the cheapest prefill a warm request could have.
+
+For every warm request (its document was carried by an earlier request of the run), the oracle
+knows from the workload's ground truth which tokens no sharing scheme could have served from a
+cache (`sources.PromptSources.must_compute`) and times a prefill that computes exactly those and
+reuses every other token, with the request's own KV (computed beforehand, off the clock, and
+moved to where each token sat in the earliest request that carried it, so that the timed
+prefill pays the same re-rotation a real reuse pays).
+
+NOTE: what the clock counts is what the engine's TTFT counts before its prefill that does not
+depend on the sharing scheme: rendering the chat template, tokenizing and running the detectors
+(whose flags the bound computes too). It leaves out what only a real scheme needs: looking up
+and reading the pool, and capturing attention for the annotator.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+from cacheprune.detectors import DetectionPolicy
+from cacheprune.engine import (
+    PrefillPlan,
+    ReusedSpan,
+    SamplingParams,
+    Transformer,
+    generate,
+)
+from cacheprune.engine.rope import move_keys
+from cacheprune.models import ChatTokenizer, Encoding
+from cacheprune.serving.prompt import render
+from eval.bound.sources import PromptSources, TokenKey, prompt_sources
+from eval.workload import Request
+
+_FIRST_TOKEN = SamplingParams(max_new_tokens=1)
+
+
+@dataclass(slots=True, frozen=True)
+class BoundRecord:
+    """The cheapest prefill of one warm request."""
+
+    request_id: str
+    ttft_s: float
+    num_prompt_tokens: int
+    computed_positions: npt.NDArray[np.int64]  # what the timed prefill computed
+    first_token: int  # equals full recomputation's: the reused KV is the request's own
+
+    @property
+    def num_computed(self) -> int:
+        return int(self.computed_positions.shape[0])
+
+
+class OracleBound:
+    """Serves the oracle for each request of a run, in order; `records` holds the warm ones."""
+
+    def __init__(self, model: Transformer, tokenizer: ChatTokenizer,
+                 policy: DetectionPolicy) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.policy = policy
+        self.records: dict[str, BoundRecord] = {}
+        # identity of a public token -> its position in the earliest request that carried it
+        self._published: dict[TokenKey, int] = {}
+
+    def serve(self, request: Request, warm: bool) -> BoundRecord | None:
+        """Time the cheapest prefill of `request` if `warm`; either way, remember its public
+        tokens for the requests after it."""
+        sources = prompt_sources(self.tokenizer, request)
+        if warm:
+            record, private_mask = self._measure(request, sources)
+            self.records[request.request_id] = record
+        else:
+            record = None
+            _, private_mask = self._detect(request)
+        for position, key in sources.public_keys(private_mask):
+            self._published.setdefault(key, position)
+        return record
+
+    def _measure(self, request: Request,
+                 sources: PromptSources) -> tuple[BoundRecord, npt.NDArray[np.bool_]]:
+        n = sources.num_tokens
+        token_ids = torch.from_numpy(sources.token_ids)
+        # Off the clock: the request's own KV, its keys rotated back to where each reused
+        # token sat before (the timed prefill rotates them forward again).
+        reference = self.model.prefill(PrefillPlan.full(token_ids))
+        published = self._published
+        source_positions = torch.tensor([published.get(key, p) if key is not None else p
+                                         for p, key in enumerate(sources.keys)])
+        keys = move_keys(reference.keys, self.model.inv_freq, torch.arange(n), source_positions)
+        values = reference.values
+
+        started = time.perf_counter()
+        encoding, private_mask = self._detect(request)
+        compute = sources.must_compute(published, private_mask)
+        spans = [ReusedSpan(start, keys[:, :, start:end], values[:, :, start:end],
+                            source_positions[start:end])
+                 for start, end in _runs(~compute)]
+        plan = PrefillPlan(torch.as_tensor(encoding.ids, dtype=torch.long), spans)
+        generation = generate(self.model, plan, _FIRST_TOKEN, frozenset(),
+                              request_start=started)
+        assert encoding.ids == sources.token_ids.tolist(), "the bound rendered another prompt"
+        record = BoundRecord(request.request_id, generation.stats.ttft_s, n,
+                             generation.prefill.computed_positions.numpy(),
+                             generation.token_ids[0])
+        return record, private_mask
+
+    def _detect(self, request: Request) -> tuple[Encoding, npt.NDArray[np.bool_]]:
+        """The prompt's tokens and private mask, rendered, tokenized and scanned as the engine
+        does it (on the clock when the bound is timed: the engine pays for it too)."""
+        rendered = render(self.tokenizer, request.messages, request.public_char_ranges)
+        encoding = self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
+        return encoding, self.policy.mask(rendered.text, encoding.offsets, rendered.public).mask
+
+
+def _runs(mask: npt.NDArray[np.bool_]) -> list[tuple[int, int]]:
+    """[start, end) of each run of True in `mask`."""
+    padded = np.concatenate(([False], mask, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]

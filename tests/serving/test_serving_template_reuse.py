@@ -1,0 +1,163 @@
+"""Searching the pool with the prompt's public view: the public text between private values
+and before the first one is reused whatever its length, the public prefix exactly; a warm
+request that computes nothing publishable captures no attention; a publisher that reused the
+template and a sentence of its document from the pool still publishes the whole document."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from serving_helpers import DOCUMENT as FERRY
+
+from cacheprune.detectors import load_policy
+from cacheprune.engine import PrefillPlan
+from cacheprune.pool import Scope
+from cacheprune.serving import Engine, EngineConfig, SamplingParams
+from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving.request import ServedRequest
+
+DOCUMENT = (
+    "The hill tram climbs from the harbour to the old town every twelve minutes in summer. "
+    "Prams and wheelchairs board at the front door, where the step folds down to the kerb. "
+    "A day card covers the tram and the harbour boats, and children under six travel free "
+    "when they sit on a lap; season cards are sold at the kiosk beside the lower station. "
+) * 3
+SYSTEM = "You answer questions about the tram."
+PROFILES = {
+    "a": ("Dana Reyes", "dana.reyes@example.org", "(415) 555-0142"),
+    "b": ("Li Wei", "li.wei@corp.example", "(212) 555-0199"),
+}
+PARAMS = SamplingParams(max_new_tokens=4)
+
+
+def _messages(tenant: str, document: str = DOCUMENT) -> list[dict[str, str]]:
+    name, email, phone = PROFILES[tenant]
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Hello, my name is {name}.\nEmail: {email}\n"
+                                        f"Phone: {phone}\nPlease read this.\n\n{document}\n\n"
+                                        "How often does the tram run?"}]
+
+
+@pytest.fixture(scope="module")
+def policy():
+    return load_policy()
+
+
+def _served(tokenizer, policy, tenant: str) -> ServedRequest:
+    text, public = render_prompt(tokenizer, _messages(tenant), ())
+    encoding = tokenizer.encode(text)
+    return ServedRequest(f"check-{tenant}", tenant, np.asarray(encoding.ids, dtype=np.int64),
+                         policy.mask(text, encoding.offsets, public).mask, None)
+
+
+@pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
+def test_public_text_between_private_values_is_reused(default_model, policy, publish_mode):
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
+    engine.generate("a", _messages("a"), PARAMS)
+    second = engine.generate("b", _messages("b"), PARAMS)
+    request = _served(tokenizer, policy, "b")
+    private = request.private
+    assert private.sum() >= 6  # name, e-mail and phone
+    hit = np.zeros(private.shape[0], dtype=bool)
+    for start, end in second.hit_spans:
+        hit[start:end] = True
+    assert not (hit & private).any()
+    # Every public token is served from the pool but the last one (always computed), whether
+    # it sits before the first private value, between two of them or after the last.
+    public = np.flatnonzero(~private)
+    assert hit[public[:-1]].all()
+    first_private = int(np.flatnonzero(private)[0])
+    assert first_private < engine.config.annotator.min_len  # a prefix shorter than a segment
+
+
+def test_the_public_prefix_is_reused_exactly(default_model, policy):
+    """b shares only the prefix before its first private value with a: that part is reused,
+    and b's first-token logits equal a full forward pass's."""
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig())
+    engine.generate("a", _messages("a"), PARAMS)
+    other = [{"role": "system", "content": SYSTEM},
+             {"role": "user", "content": "Hello, my name is Li Wei and I travel with a dog. "
+                                         "What is the fare?"}]
+    record = engine.generate("b", other, PARAMS)
+    text, _ = render_prompt(tokenizer, other, ())
+    ids = tokenizer.encode(text).ids
+    first_private = int(np.flatnonzero(record.private_mask)[0])
+    assert record.hit_spans == [(0, first_private)]
+    full = engine.generate("b", other, SamplingParams(max_new_tokens=4))
+    fresh = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing")).generate(
+        "b", other, SamplingParams(max_new_tokens=4))
+    assert record.text == full.text == fresh.text
+    reference = model.prefill(PrefillPlan.full(torch.tensor(ids))).logits
+    with engine.pool.session("check", Scope(engine.identity, "checker")) as session:
+        request = ServedRequest("check", "b", np.asarray(ids, dtype=np.int64),
+                                record.private_mask, None)
+        plan = engine.strategy.plan(request, session)
+        logits = model.prefill(plan).logits
+    assert plan.reused_mask()[:first_private].all()
+    torch.testing.assert_close(logits, reference, atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
+def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_mode):
+    """A warm request computes no run of public tokens long enough to publish: its prefill
+    captures no attention and it runs no private-free pass. (Isolated mode never captures in
+    the prefill of a prompt with private tokens: its segments come from that pass.)"""
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
+    strategy = engine.strategy
+    cold = _served(tokenizer, policy, "a")
+    with engine.pool.session("cold", Scope(engine.identity, "a")) as session:
+        plan = strategy.plan(cold, session)
+        assert strategy.can_publish(cold, plan.compute_mask().numpy())
+        captured = strategy.capture(cold, plan)
+        assert (captured is None) == (publish_mode == "isolated")
+    engine.generate("a", _messages("a"), PARAMS)
+    warm = _served(tokenizer, policy, "b")
+    with engine.pool.session("warm", Scope(engine.identity, "b")) as session:
+        plan = strategy.plan(warm, session)
+        assert plan.reused  # the positive control: the plan does reuse
+        assert not strategy.can_publish(warm, plan.compute_mask().numpy())
+        assert strategy.capture(warm, plan) is None
+
+
+def _hits_in_document(tokenizer, tenant: str, document: str,
+                      hit_spans: list[tuple[int, int]]) -> np.ndarray:
+    """Per token wholly inside the document's characters (plain string search): whether the
+    pool served it."""
+    text, _ = render_prompt(tokenizer, _messages(tenant, document), ())
+    at = text.index(document)
+    offsets = tokenizer.encode(text).offsets
+    hit = np.zeros(len(offsets), dtype=bool)
+    for start, end in hit_spans:
+        hit[start:end] = True
+    return np.array([hit[i] for i, (a, b) in enumerate(offsets)
+                     if a >= at and b <= at + len(document)])
+
+
+def test_a_publisher_that_reused_a_sentence_still_publishes_its_whole_document(
+        default_model, policy):
+    """a's second document holds a sentence of its first: its prefill reuses that sentence
+    (and the template) from the pool, in the middle of text it computes. Neither the text
+    before the sentence (shorter than a segment) nor the text after it (which leans on what
+    came before) is a segment on its own; both are published with the sentence, so b finds
+    every token of the document in the pool."""
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig())
+    shared = ("Lost umbrellas, gloves and scarves wait at the lower station office for thirty "
+              "days before they go to the charity shop; ask the driver for a claim slip, which "
+              "lists the tram number and the time you left it. ")
+    sentences = DOCUMENT.split(". ")[:4]
+    document = (". ".join(sentences[:2]) + ". " + shared + ". ".join(sentences[2:]) + ". "
+                "On winter evenings the last tram leaves the old town at half past ten, and a "
+                "night bus follows the same route until two. Ticket machines at both stations "
+                "take coins, cards and phones, and print a receipt on request.")
+    engine.generate("a", _messages("a", FERRY + shared), PARAMS)
+    publisher = engine.generate("a", _messages("a", document), PARAMS)
+    reused = _hits_in_document(tokenizer, "a", document, publisher.hit_spans)
+    assert reused.sum() >= 32  # the positive control: the sentence came from the pool
+    reader = engine.generate("b", _messages("b", document), PARAMS)
+    served = _hits_in_document(tokenizer, "b", document, reader.hit_spans)
+    assert served.all(), np.flatnonzero(~served)
