@@ -244,7 +244,8 @@ def test_lower_case_words_that_are_also_names_stay_public(names) -> None:
     ("post it to 14, boulevard des capucines, 13001 marseille thanks",
      "14, boulevard des capucines, 13001 marseille"),
     ("calle de alcalá 42, 28014 madrid", "calle de alcalá 42, 28014 madrid"),
-    ("We moved to Molenboulevard 8, 6511AB, Nijmegen in May.", "Molenboulevard 8, 6511AB, Nijmegen"),
+    ("We moved to Molenboulevard 8, 6511AB, Nijmegen in May.",
+     "Molenboulevard 8, 6511AB, Nijmegen"),
     ("Bezoekadres: Stationsbaan 120, 4811 BK Breda", "Stationsbaan 120, 4811 BK Breda"),
 ])
 def test_lower_case_streets_and_dutch_compounds(text: str, value: str) -> None:
