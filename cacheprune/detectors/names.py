@@ -81,6 +81,7 @@ class NameDetector(Detector):
                 left_out.append(words[index:end])
             index = end
         spans.extend(self._family_comma_given(text, words))
+        spans.extend(self._given_unlisted_family(text, words))
         spans.extend(self._coordinated(text, spans, left_out))
         spans.extend(Span(ENTITY, m.start("name"), m.end("name"), 0.7, self.name)
                      for m in self._scripts.finditer(text))
@@ -124,6 +125,21 @@ class NameDetector(Detector):
                     and family.strong and given.strong and family.last is not None
                     and given.first is not None and given.first <= COMMON_RANK):
                 found.append(Span(ENTITY, family.start, given.end, 0.7, self.name))
+        return found
+
+    def _given_unlisted_family(self, text: str, words: list[NameWord]) -> list[Span]:
+        """'francesca zanforlin says': a popular given name, a lower-case word in no list (no
+        English word either), then a word that follows people."""
+        if self._after_cue is None:
+            return []
+        found = []
+        for given, family in zip(words, words[1:], strict=False):
+            if (given.lower and given.strong and given.first is not None
+                    and given.first <= COMMON_RANK and not given.noun and family.lower
+                    and not family.known and not family.ordinary and not family.noun
+                    and family.end - family.start >= 3 and text[given.end:family.start] == " "
+                    and self._after_cue.match(text[family.end:family.end + 20])):
+                found.append(Span(ENTITY, given.start, family.end, 0.7, self.name))
         return found
 
     def _run_end(self, text: str, words: list[NameWord], index: int) -> int:

@@ -214,6 +214,7 @@ def test_a_space_at_a_script_change_maps_to_no_original_character() -> None:
 @pytest.mark.parametrize(("text", "value"), [
     ("[reminder: tomasz nowak says the key changed]", "tomasz nowak"),
     ("fyi paolo rossi wrote the summary", "paolo rossi"),
+    ("[fyi: giulia zanforlin says the room moved]", "giulia zanforlin"),
     ("ok, ingrid van der linden here. first some context.", "ingrid van der linden"),
     ("hi, pieter de wolff-ravensbergen here. quick question", "pieter de wolff-ravensbergen"),
     ("and herr schmidt sagt, das passt", "herr schmidt"),
@@ -236,7 +237,7 @@ def test_a_title_and_its_period_belong_to_the_name(names, text, value) -> None:
 def test_lower_case_words_that_are_also_names_stay_public(names) -> None:
     prose = ("mark said the model will grant access. the young rose says nothing, and "
              "the fair grant wrote back. bill said it was late. will here is a verb. "
-             "the pan was hot; the state said so.")
+             "the pan was hot; the state said so. anna probably said yes.")
     assert masked(names, prose) == []
 
 
