@@ -82,6 +82,11 @@ _NAME = rf"(?:{_WORD}|{_ORDINAL})(?:[ \t]+(?:{_PARTICLE}[ \t]+)*(?:{_WORD}|{_ORD
 _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-/](?:\d{1,5}[A-Za-z]?|[A-Za-z](?![\p{L}\d]))){0,3}"
 _NUMBER_END = r"(?![\p{L}\p{M}\d%]|[.,]\d)"
 _DIRECTION = r"(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b\.?)?"
+_ANY_WORD = r"\p{L}[\p{L}\p{M}'’\-]*"
+# A postcode of four or five digits (two letters may follow) and a town in any case.
+_POSTCODE_TOWN = rf"\d{{4,5}}(?:[ \t]?[A-Za-z]{{2}})?,?[ \t]+{_ANY_WORD}"
+_LOWER_STREET = (rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+"
+                 rf"{_POSTCODE_TOWN}")
 
 
 class _Patterns:
@@ -113,6 +118,13 @@ class _Patterns:
             # '27, avenue Jean-Jaurès', '4520, rue Saint-Denis'
             rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater|[A-D])\b)?,?[ \t]+"
             rf"{_words(words.types_after_number)}[ \t]+(?:{_PARTICLE}[ \t]*)*{_NAME}",
+            # Lower case ('29, rue de la paix, 75002 paris', 'calle mayor 5, 28013 madrid'):
+            # any words may name the street, so a postcode and a town must follow it
+            rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater)\b)?,?[ \t]+"
+            rf"{_words(words.types_after_number)}[ \t]+{_LOWER_STREET}",
+            rf"(?<![\w/\-])(?<!\bet[ \t]){_words(words.types_before_name)}[ \t]*"
+            rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+{marks}"
+            rf"{_NUMBER}{_NUMBER_END},?[ \t]+{_POSTCODE_TOWN}",
             # 'Unter den Linden 77, 10117 Berlin', 'Damrak 1, 1012 LG Amsterdam': no street
             # type, but a postcode and a town right after the house number
             rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode})[ \t]+\p{{Lu}})",

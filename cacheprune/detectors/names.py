@@ -55,6 +55,8 @@ class NameDetector(Detector):
         self._relations = frozenset(w.casefold() for w in self.words.relation_words)
         self._cue_words = frozenset(c.casefold() for c in self.words.name_cues if " " not in c)
         self._cue = _phrase_pattern(self.words.name_cues, r"[ \t]*[,:]?[ \t]*$")
+        self._after_cue = _phrase_pattern(self.words.after_cues, r"(?!\w)", start=True) \
+            if self.words.after_cues else None
         self._sign_off = _phrase_pattern(self.words.sign_offs, r"[ \t]*[,.!]?[ \t]*$", start=True)
         self._abbreviations = frozenset(a.casefold() for a in self.words.name_abbreviations)
         self._places = frozenset(w.casefold() for w in self.words.place_words)
@@ -79,6 +81,7 @@ class NameDetector(Detector):
                 left_out.append(words[index:end])
             index = end
         spans.extend(self._family_comma_given(text, words))
+        spans.extend(self._given_unlisted_family(text, words))
         spans.extend(self._coordinated(text, spans, left_out))
         spans.extend(Span(ENTITY, m.start("name"), m.end("name"), 0.7, self.name)
                      for m in self._scripts.finditer(text))
@@ -124,6 +127,21 @@ class NameDetector(Detector):
                 found.append(Span(ENTITY, family.start, given.end, 0.7, self.name))
         return found
 
+    def _given_unlisted_family(self, text: str, words: list[NameWord]) -> list[Span]:
+        """'francesca zanforlin says': a popular given name, a lower-case word in no list (no
+        English word either), then a word that follows people."""
+        if self._after_cue is None:
+            return []
+        found = []
+        for given, family in zip(words, words[1:], strict=False):
+            if (given.lower and given.strong and given.first is not None
+                    and given.first <= COMMON_RANK and not given.noun and family.lower
+                    and not family.known and not family.ordinary and not family.noun
+                    and family.end - family.start >= 3 and text[given.end:family.start] == " "
+                    and self._after_cue.match(text[family.end:family.end + 20])):
+                found.append(Span(ENTITY, given.start, family.end, 0.7, self.name))
+        return found
+
     def _run_end(self, text: str, words: list[NameWord], index: int) -> int:
         """Words joined by name gaps: capitalized words and particles, or lower-case names."""
         head = words[index]
@@ -143,8 +161,10 @@ class NameDetector(Detector):
             if head.capitalized and not (word.capitalized or word.particle):
                 break
             after_initial = previous.end - previous.start == 1 and word.known
+            # 'jan de gruijter-elbertse': a family name after a particle may be in no list
+            after_particle = previous.particle and not word.ordinary and not word.particle
             if head.lower and not (word.lower and (word.strong or word.particle or initial
-                                                   or after_initial)):
+                                                   or after_initial or after_particle)):
                 break
             end += 1
         return end
@@ -172,7 +192,7 @@ class NameDetector(Detector):
             return self._score_upper(text, names, start, end, before)
         if run[0].capitalized:
             return self._score_capitalized(text, names, start, end, before)
-        return self._score_lower([w for w in names if w.end - w.start > 1], start, end, before)
+        return self._score_lower(run, start, end, before, text[end:end + 20])
 
     def _is_place(self, text: str, word: NameWord) -> bool:
         return text[word.start:word.end].casefold() in self._places
@@ -221,10 +241,15 @@ class NameDetector(Detector):
             return start, end, 0.6  # a popular given name, capitalized mid-sentence
         return None
 
-    def _score_lower(self, names: list[NameWord], start: int, end: int,
-                     before: str) -> tuple[int, int, float] | None:
+    def _score_lower(self, run: list[NameWord], start: int, end: int, before: str,
+                     after: str) -> tuple[int, int, float] | None:
+        if self._after_cue is not None and self._after_cue.match(after) and _lower_pair(run):
+            return start, end, 0.7  # 'anna kowalski says', 'jan de vries here'
+        names = [w for w in run if (not w.particle or w.strong) and w.end - w.start > 1]
         if not (names and names[0].strong and all(w.known for w in names)):
             return None
+        if self._after_title(before) and names[-1].last is not None:
+            return start, end, 0.75  # 'herr müller', 'pani anna nowak'
         if len(names) == 1:
             # 'hi, i'm marco', 'thanks john': a popular given name right after a cue.
             lone = names[0]
@@ -254,6 +279,17 @@ class NameDetector(Detector):
             return False
         previous_start = text.rfind("\n", 0, previous_end) + 1
         return bool(self._sign_off.search(text[previous_start:previous_end]))
+
+
+def _lower_pair(run: list[NameWord]) -> bool:
+    """A known given name, then a known family name or particles and a word in no list."""
+    given, rest = run[0], run[1:]
+    if not (given.strong and given.first is not None and rest):
+        return False
+    family = rest[-1]
+    if family.particle or family.ordinary or family.end - family.start < 2:
+        return False
+    return family.last is not None or (len(rest) >= 2 and rest[-2].particle)
 
 
 def _is_initial(text: str, word: NameWord) -> bool:

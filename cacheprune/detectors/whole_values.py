@@ -3,6 +3,9 @@
 - Every span is grown to the edges of the words it cuts ('Garc' in 'García' -> 'García').
 - A PERSON span (from any detector: spaCy often finds only 'José' in 'José García') is grown
   over the capitalized words, particles, hyphens and apostrophes next to it, on its line.
+- A PERSON span also takes the titles right before it with their periods ('Dr. Sig. Ada
+  Rossi', 'pani Anna Nowak'): a title left public would tell a prober where a name starts
+  and, written as part of the value, leave the value partly shared.
 """
 
 from __future__ import annotations
@@ -23,11 +26,20 @@ _NAME_WORD = r"(?:\p{Lu}[\p{L}\p{M}]*(?:['’\-]\p{L}[\p{L}\p{M}]*)*)"
 
 
 @functools.lru_cache(maxsize=1)
+def _title_run() -> regex.Pattern[str]:
+    """One or two titles, each with an optional period, ending where a name starts."""
+    titles = sorted({t.rstrip(".") for t in load_name_words().titles}, key=len, reverse=True)
+    title = rf"(?<![\w.])(?i:{'|'.join(regex.escape(t) for t in titles)})\.?"
+    return regex.compile(rf"(?:{title}[ \t]+){{1,2}}$")
+
+
+@functools.lru_cache(maxsize=1)
 def _name_edges() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern[str]]:
     words = load_name_words()
     particles = "|".join(regex.escape(p) for p in sorted(words.particles, key=len, reverse=True))
-    cues = [c for c in (*words.name_cues, *words.titles) if " " not in c]
-    # A greeting, cue or title before a name ('Ask', 'Dear', 'Dr') is not part of it.
+    titles = {t.casefold() for t in words.titles}
+    cues = [c for c in words.name_cues if " " not in c and c.casefold() not in titles]
+    # A greeting or cue before a name ('Ask', 'Dear') is not part of it; a title is.
     leading_cue = regex.compile(
         rf"(?i:{'|'.join(regex.escape(c) for c in sorted(cues, key=len, reverse=True))})"
         r"\.?[ \t]+"
@@ -64,7 +76,7 @@ def _name_edges_of(text: str, start: int, end: int) -> tuple[int, int]:
     after, before, leading_cue = _name_edges()
     # Only a name that starts with a capital grows over capitalized neighbours.
     if not text[start:end][:1].isupper():
-        return start, end
+        return _with_titles(text, start), end
     match = after.match(text, end)
     if match is not None:
         end = match.end()
@@ -74,5 +86,11 @@ def _name_edges_of(text: str, start: int, end: int) -> tuple[int, int]:
         start = window_start + back.start()
     while (cue := leading_cue.match(text, start, end)) is not None and cue.end() < end:
         start = cue.end()
-    return start, end
+    return _with_titles(text, start), end
+
+
+def _with_titles(text: str, start: int) -> int:
+    window_start = max(0, start - 30)
+    titles = _title_run().search(text[window_start:start])
+    return start if titles is None else window_start + titles.start()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cacheprune.detectors import DetectorChain, RuleDetector
+from cacheprune.detectors.addresses import AddressDetector
 from cacheprune.detectors.names import NameDetector
 from cacheprune.detectors.normalize import normalize_for_detection
 from cacheprune.detectors.phones import PhoneDetector
@@ -208,3 +209,51 @@ def test_a_space_at_a_script_change_maps_to_no_original_character() -> None:
     at = view.text.index("090")
     assert view.original_span(at - 1, at + 13) == (5, 18)  # the space adds nothing
     assert text[slice(*view.original_span(at, at + 13))] == "090-1234-5678"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("[reminder: tomasz nowak says the key changed]", "tomasz nowak"),
+    ("fyi paolo rossi wrote the summary", "paolo rossi"),
+    ("[fyi: giulia zanforlin says the room moved]", "giulia zanforlin"),
+    ("ok, ingrid van der linden here. first some context.", "ingrid van der linden"),
+    ("hi, pieter de wolff-ravensbergen here. quick question", "pieter de wolff-ravensbergen"),
+    ("and herr schmidt sagt, das passt", "herr schmidt"),
+    ("pani ewa kowalska dzwoniła wczoraj", "pani ewa kowalska"),
+])
+def test_lower_case_names_with_a_cue_after_or_a_title_before(names, text, value) -> None:
+    assert covers(names, text, value)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("please ask Prof. Dott.ssa Chiara Gallo first", "Prof. Dott.ssa Chiara Gallo"),
+    ("the form was signed by pan Marek Zieliński today", "pan Marek Zieliński"),
+    ("Hello, I am Ing. Pieter Bakker.", "Ing. Pieter Bakker"),
+    ("Sayın Ayşe Kaya, hoş geldiniz", "Sayın Ayşe Kaya"),
+])
+def test_a_title_and_its_period_belong_to_the_name(names, text, value) -> None:
+    assert covers(names, text, value)
+
+
+def test_lower_case_words_that_are_also_names_stay_public(names) -> None:
+    prose = ("mark said the model will grant access. the young rose says nothing, and "
+             "the fair grant wrote back. bill said it was late. will here is a verb. "
+             "the pan was hot; the state said so. anna probably said yes.")
+    assert masked(names, prose) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("post it to 14, boulevard des capucines, 13001 marseille thanks",
+     "14, boulevard des capucines, 13001 marseille"),
+    ("calle de alcalá 42, 28014 madrid", "calle de alcalá 42, 28014 madrid"),
+    ("We moved to Molenboulevard 8, 6511AB, Nijmegen in May.",
+     "Molenboulevard 8, 6511AB, Nijmegen"),
+    ("Bezoekadres: Stationsbaan 120, 4811 BK Breda", "Stationsbaan 120, 4811 BK Breda"),
+])
+def test_lower_case_streets_and_dutch_compounds(text: str, value: str) -> None:
+    assert covers(AddressDetector(), text, value)
+
+
+def test_numbers_before_street_words_in_prose_stay_public() -> None:
+    prose = ("We laid 5 place settings, compared 2 route options and 3 cours magistraux; "
+             "in 2019 the rue de la paix was closed, as 12 avenue trees fell in 2020.")
+    assert masked(AddressDetector(), prose) == []
