@@ -54,12 +54,14 @@ BOB = Tenant("Bob Okafor", "tenant-bob", "bob.okafor@example.org", "212-555-0199
 CARLA = Tenant("Carla Diaz", "tenant-carla", "carla.diaz@example.net", "303-555-0123")
 
 
-def public_document(variant: str, index: int = 0) -> str:
-    """A default document's first 800 words (public text) that no other test publishes: tagged
-    with `variant` every 8 words, so that no run of the pool's 16-token match window is shared
-    with another variant (the pool finds matches anywhere in a prompt)."""
+def public_document(variant: str, index: int = 0, num_words: int = 800,
+                    first_word: int = 0) -> str:
+    """`num_words` words of a default document from `first_word` on (public text), that no
+    other test publishes: tagged with `variant` every 8 words, so that few runs of the pool's
+    16-token match window are shared with another variant of the same words (the pool finds
+    matches anywhere in a prompt; a dense 8-word run can still reach 16 tokens)."""
     context = json.loads(DOCUMENTS.read_text().splitlines()[index])["context"]
-    words = context.split(" ")[:800]
+    words = context.split(" ")[first_word:first_word + num_words]
     for at in range(len(words) - len(words) % 8, 0, -8):
         words.insert(at, f"({variant})")
     return " ".join(words)

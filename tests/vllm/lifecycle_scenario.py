@@ -16,8 +16,19 @@ import time
 from pathlib import Path
 
 GREEDY_TOKENS = 200
-TINY_CACHE_BLOCKS = 24  # 3,072 tokens: three ~1,300-token requests cannot all fit
+BLOCK_SIZE = 128  # vLLM-CPU's default, set explicitly so that the cache size below holds
 TOKEN_BUDGET = 256  # per step: vLLM chunks every prefill it computes itself
+
+
+def tiny_cache_blocks(folder: str, concurrent: list[list[str]]) -> int:
+    """Blocks for the first two concurrent prompts and one more: both are admitted, the third
+    waits, and their decoding (GREEDY_TOKENS > BLOCK_SIZE each) needs more blocks than the
+    one left, so vLLM must preempt."""
+    from cacheprune.models import load_tokenizer
+
+    tokenizer = load_tokenizer(folder)
+    lengths = [len(tokenizer.encode(prompt).ids) for prompt, _ in concurrent[:2]]
+    return sum(-(-length // BLOCK_SIZE) for length in lengths) + 1
 
 
 def events(audit: Path, event: str) -> list[dict]:
@@ -62,8 +73,8 @@ def main() -> None:
                                 request_log=str(requests_log))
     faulty.update(kv_connector="FaultyConnector", kv_connector_module_path="faulty_connector")
     second = LLM(folder, kv_transfer_config=faulty, disable_log_stats=False,
-                 num_gpu_blocks_override=TINY_CACHE_BLOCKS,
-                 max_num_batched_tokens=TOKEN_BUDGET, **engine_args)
+                 num_gpu_blocks_override=tiny_cache_blocks(folder, prompts["concurrent"]),
+                 block_size=BLOCK_SIZE, max_num_batched_tokens=TOKEN_BUDGET, **engine_args)
 
     # Two instances: the first publishes, the second reuses.
     first.generate([request(*prompts["publish"])], one, use_tqdm=False)

@@ -14,6 +14,7 @@ from conftest import (
     CARLA,
     ENGINE_ARGS,
     HERE,
+    QUESTION,
     Tenant,
     plain_vllm_greedy,
     profile_first,
@@ -29,10 +30,26 @@ GREEDY_TOKENS = 200  # as in lifecycle_scenario.py
 FAULTY = Tenant("Faye Ulto", FAULTY_TENANT, "faye.ulto@example.com", "718-555-0190")
 
 
+UNSHARED_TEMPLATES = ("Reply for {name} (mail {email}, tel {phone}); notes:\n",
+                      "Answer {name}'s question ({email} / {phone}) from this text:\n",
+                      "For {name}, reachable at {email} or {phone}, read what follows.\n")
+
+
+def unshared_template(index: int, tenant: Tenant) -> str:
+    """A profile worded unlike `Tenant.profile` and unlike the other indexes: the pool finds
+    template text between private values too, and these prompts must have nothing to reuse."""
+    return UNSHARED_TEMPLATES[index].format(name=tenant.name, email=tenant.email,
+                                            phone=tenant.phone)
+
+
 def test_lifecycle(model_folder, tmp_path, tokenizer):
     shared = public_document("two-instances")
-    concurrent = [(profile_first(tenant, public_document(f"preempt-{i}", index=i)), tenant.salt)
-                  for i, tenant in enumerate((ALICE, BOB, CARLA))]
+    # The scenario sizes the second instance's cache to two of these and one block more, so
+    # decoding them preempts. Words and a template no other prompt here holds: nothing to
+    # reuse before resumption.
+    concurrent = [(unshared_template(i, tenant) + public_document(
+                       f"preempt-{i}", i, num_words=600, first_word=900) + QUESTION,
+                   tenant.salt) for i, tenant in enumerate((ALICE, BOB, CARLA))]
     prompts = {
         "publish": (profile_first(ALICE, shared), ALICE.salt),
         "reuse": (profile_first(BOB, shared), BOB.salt),
@@ -55,10 +72,16 @@ def test_lifecycle(model_folder, tmp_path, tokenizer):
     # Instance 2 reused what instance 1 published, through the pool alone.
     shareable = shareable_document_tokens(tokenizer, prompts["reuse"][0], shared)
     assert tokens_in(result["reused_across_instances"], shareable) >= 0.95 * len(shareable)
-    # Preempted requests were prefilled again on resumption and still answer as plain vLLM;
-    # their prompts were longer than a step's token budget, which vLLM never had to chunk.
+    # Preempted requests were prefilled again on resumption and answered in full; their prompts
+    # were longer than a step's token budget, which vLLM never had to chunk. Their first token
+    # comes from the prefill, before any preemption: plain vLLM's. NOTE: after resumption a
+    # request may reuse the segments it published itself while decoding (isolated KV, computed
+    # without its profile): blended KV, by design, whose greedy continuation need not be plain
+    # vLLM's, so only the first token is compared.
     assert result["preemptions"] > 0
-    assert result["concurrent"] == reference[:3]
+    for answer, plain in zip(result["concurrent"], reference[:3], strict=True):
+        assert len(answer) == GREEDY_TOKENS
+        assert answer[0] == plain[0]
     # A failed prefill was recomputed by vLLM; a prompt vLLM chunked itself is unchanged.
     assert result["faulty"] == reference[3]
     assert result["unsalted"] == reference[4]
