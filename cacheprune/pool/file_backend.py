@@ -145,7 +145,10 @@ class FilePool(SharedPool):
     def _lease_name(owner: str, name: SegmentHash) -> str:
         return f"{_checked(_OWNER, owner, 'owner')}~{_checked(_NAME, name, 'entry name')}"
 
-    def _pin(self, owner: str, name: SegmentHash, num_tokens: int) -> bool:
+    def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
+        return [self._pin(owner, head.name) for head in heads]
+
+    def _pin(self, owner: str, name: SegmentHash) -> bool:
         try:
             os.link(name, self._lease_name(owner, name), src_dir_fd=self._dirs["entries"],
                     dst_dir_fd=self._dirs["leases"], follow_symlinks=False)

@@ -102,12 +102,9 @@ class SharedPool(PoolStore):
     def _get_entry(self, lease: Lease) -> bytes | None: ...
 
     @abc.abstractmethod
-    def _pin(self, owner: str, name: SegmentHash, num_tokens: int) -> bool:
-        """Lease an entry in the medium (False: it is gone)."""
-
     def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
-        """`_pin` for each head; a medium with round trips overrides it with one batch."""
-        return [self._pin(owner, head.name, head.num_tokens) for head in heads]
+        """Lease each entry in the medium, in one batch where the medium has round trips
+        (False: it is gone)."""
 
     @abc.abstractmethod
     def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None: ...

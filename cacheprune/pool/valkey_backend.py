@@ -127,15 +127,11 @@ class ValkeyPool(SharedPool):
             value = client.get(self._entry_key(lease.entry))
         return value if isinstance(value, bytes) else None
 
-    def _pin(self, owner: str, name: SegmentHash, num_tokens: int) -> bool:
-        with self._server() as client:
-            return bool(client.touch(self._entry_key(name)))  # a use, for the server's LRU
-
     def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
         with self._server() as client:
             pipe = client.pipeline(transaction=False)
             for head in heads:
-                pipe.touch(self._entry_key(head.name))
+                pipe.touch(self._entry_key(head.name))  # a use, for the server's LRU
             return [bool(touched) for touched in pipe.execute()]
 
     def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None:
