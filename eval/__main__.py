@@ -19,7 +19,6 @@ from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams, Transformer, load_default
 from cacheprune.models import ChatTokenizer, converted_folder, load_tokenizer, model_identity
 from eval.attacks import AttackSettings
-from eval.attacks.oracles import ORACLES
 from eval.bound import OracleBound
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
@@ -60,9 +59,13 @@ def _parser() -> argparse.ArgumentParser:
                              "attack (the report says where it ran out)")
     parser.add_argument("--dictionary-size", type=int, default=_ATTACK_DEFAULTS.num_candidates,
                         help="candidates of the dictionary attack, the true value included")
-    parser.add_argument("--extension-oracles", nargs="+", choices=ORACLES,
+    parser.add_argument("--extension-oracles", nargs="*", choices=["hits"],
                         default=list(_ATTACK_DEFAULTS.extension_oracles),
-                        help="oracles of the extension attack (the dictionary attack uses both)")
+                        help="oracles of the extension attack: the hit count, or none (the "
+                             "dictionary attack reads both the hit count and the TTFT)")
+    parser.add_argument("--timing-rounds", type=int, default=_ATTACK_DEFAULTS.timing_rounds,
+                        help="fresh engines the TTFT dictionary attack times each candidate on; "
+                             "it claims by a rank test at a 1%% false-claim rate")
     parser.add_argument("--attack-systems", nargs="*", choices=list(SYSTEMS),
                         default=list(ATTACKED), help="systems whose victims are attacked")
     parser.add_argument("--backend", choices=("engine", "vllm"), default="engine",
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         attack_settings = AttackSettings(
             budget_per_value=args.probe_budget, num_candidates=args.dictionary_size,
-            extension_oracles=tuple(args.extension_oracles))
+            extension_oracles=tuple(args.extension_oracles), timing_rounds=args.timing_rounds)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
