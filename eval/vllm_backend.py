@@ -30,9 +30,9 @@ from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine.generate import RequestStats
-from cacheprune.models import ChatTokenizer
+from cacheprune.models import ChatTokenizer, Encoding
 from cacheprune.serving import RequestRecord
-from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving.prompt import render
 from eval.metrics import recovery
 from eval.runner import SystemResult, first_request_per_tenant, request_result
 from eval.vllm_probe import probe_cached_counts
@@ -106,8 +106,7 @@ class _Served:
     def serve(self, request: Request) -> RequestRecord:
         from vllm import SamplingParams
 
-        text, _ = render_prompt(self.tokenizer, request.messages, [])
-        encoding = self.tokenizer.encode(text)
+        text, encoding = self.encoded(request.messages)
         private = np.asarray(self.policy.mask(text, encoding.offsets).mask, dtype=np.bool_)
         logged = len(self._log("prefill"))
         settled = len(self._log("settled"))
@@ -141,11 +140,17 @@ class _Served:
             num_published_tokens=published, published=[], failed_closed_reason=None,
             finish_reason=str(completion.finish_reason))
 
-    def cached_tokens(self, text: str) -> int:
+    def encoded(self, messages: list[dict[str, str]]) -> tuple[str, Encoding]:
+        """The rendered prompt and its tokens as the own engine and the connector's renderer
+        (`tokenizer_mode="cacheprune"`) make them: message contents with special tokens split."""
+        rendered = render(self.tokenizer, messages, [])
+        return rendered.text, self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
+
+    def cached_tokens(self, messages: list[dict[str, str]]) -> int:
         """The prober's oracle: the cached-token count vLLM reports to a client."""
         from vllm import SamplingParams
 
-        output = self._generate(self.tokenizer.encode(text).ids, "prober",
+        output = self._generate(self.encoded(messages)[1].ids, "prober",
                                 SamplingParams(temperature=0.0, max_tokens=1))
         return int(output.num_cached_tokens or 0)
 
