@@ -33,7 +33,7 @@ class AttackSettings:
 
     dictionary_oracles: tuple[str, ...] = ORACLES
     extension_oracles: tuple[str, ...] = ("hits",)  # the TTFT oracle needs rounds: dictionary only
-    budget_per_value: int = 24  # extension probes per value and oracle, calibration included
+    budget_per_value: int = 24  # extension probes per value
     num_candidates: int = 8  # dictionary size, the true value included
     num_samples: int = 300  # the attacker's own samples per kind, for token statistics
     attacker_seed: int = 1_000_003  # not the workload's: the attacker knows formats, not values
