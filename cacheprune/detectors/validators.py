@@ -127,6 +127,16 @@ def tw_id(text: str) -> bool:
     return sum(d * w for d, w in zip(digits, weights, strict=True)) % 10 == 0
 
 
+def not_english_word(text: str) -> bool:
+    """A handle, not an English word: 'jmcallister' passes, 'someone' or 'experts' does not
+    (spaCy's English lemma tables, any inflected form; the model the name detector reads)."""
+    from cacheprune.detectors.name_words import ordinary_words
+
+    words = ordinary_words()
+    key = text.lstrip("@").casefold()
+    return not (words.is_noun(key) or words.is_other(key))
+
+
 # National identity and tax numbers checked by python-stdnum (check digits, date and region
 # fields). Its modules accept the usual separators.
 _STDNUM_MODULES = {
@@ -172,5 +182,6 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "pl_id_card": pl_id_card,
     "hk_id": hk_id,
     "tw_id": tw_id,
+    "not_english_word": not_english_word,
     **{name: _stdnum_validator(modules) for name, modules in _STDNUM_MODULES.items()},
 }
