@@ -22,7 +22,7 @@ DEFAULT_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "JP", "IN", "CA", "
                    "CN", "HK", "SG", "KR", "ZA", "NG", "AE", "TR", "RU", "UA", "IL", "NZ")
 _CANDIDATE = regex.compile(
     r"(?<![\w+/.,-])(?P<number>(?:\+|00)?[ ]?(?:\(\d{1,5}\)|\d)"
-    r"(?:(?:[ ]/[ ]|[ ./\-])?(?:\(0\)|\(\d{1,5}\)|\d)){6,34})(?![\w/]|[.,]\d|-\w)"
+    r"(?:(?:[ ]/[ ]|[ ./\-])?(?:\(0\)|\(\d{1,5}\)|\d)){6,34})(?!(?![xX]\d)[\w/]|[.,]\d|-\w)"
 )
 # A vanity number spells its last digits in capitals ('1-888-KAT-LAWN', '1-800-FLOWERS').
 _VANITY = regex.compile(
@@ -39,7 +39,8 @@ _CONTEXT = regex.compile(
 )
 _CONTEXT_WINDOW = 40
 _DIGIT_GROUPS = regex.compile(r"\d+")
-# An extension after the number is part of it: 'ext. 204', 'x12', 'poste 31', 'Durchwahl -15'.
+# An extension after the number is part of it: 'ext. 204', 'x12', 'poste 31', 'Durchwahl -15',
+# also written right against it ('295-963-0357x991'; the candidate may end before such an 'x').
 _EXTENSION = regex.compile(
     r"(?i:,?[ \t]*(?:ext\.?|extension|x|poste|durchwahl|dw\.?|int\.?|interno)[ \t]*[-.:#]?[ \t]*)"
     r"\d{1,6}(?!\w)"
