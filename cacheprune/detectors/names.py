@@ -25,6 +25,7 @@ import regex
 
 from cacheprune.detectors.base import Detector, Span
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
+from cacheprune.detectors.name_islands import NameIslands
 from cacheprune.detectors.name_said import names_before_said
 from cacheprune.detectors.name_scripts import script_name_pattern
 from cacheprune.detectors.name_tokens import NameWord, WordReader
@@ -68,6 +69,7 @@ class NameDetector(Detector):
         self._places = frozenset(w.casefold() for w in self.words.place_words)
         self._scripts = script_name_pattern(self.words)
         self._stop_words = ordinary_words(vocabulary_model).stop_words
+        self._islands = NameIslands(self.words)
 
     def describe(self) -> dict[str, Any]:
         return {"words": self.words.model_dump(mode="json"), "gazetteer": table_name(),
@@ -99,6 +101,8 @@ class NameDetector(Detector):
         spans.extend(self._coordinated(text, spans, left_out))
         spans.extend(Span(ENTITY, m.start("name"), m.end("name"), 0.7, self.name)
                      for m in self._scripts.finditer(text))
+        spans.extend(Span(ENTITY, start, end, 0.65, self.name)
+                     for start, end in self._islands.find(text))
         return spans
 
     @staticmethod
