@@ -69,6 +69,8 @@ _DIRECTION = r"(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b\.?)?"
 _ANY_WORD = r"\p{L}[\p{L}\p{M}'’\-]*"
 # A postcode of four or five digits (two letters may follow) and a town in any case.
 _POSTCODE_TOWN = rf"\d{{4,5}}(?:[ \t]?[A-Za-z]{{2}})?,?[ \t]+{_ANY_WORD}"
+# Words that lead up to an address and are no part of it ('moved to', 'at').
+_LEAD_WORD = r"(?i:to|at|in|on|from|of|the|and|a|an|my|our|is|near)[ \t]"
 _LOWER_STREET = (rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+"
                  rf"{_POSTCODE_TOWN}")
 
@@ -81,6 +83,11 @@ class Patterns:
         postcode = "|".join(words.postcodes)
         not_before = "|".join(regex.escape(w) for w in words.not_before_number) or "(?!)"
         guard = rf"(?<![\w/.\-])(?<!(?i:{not_before})\.?[ \t])"
+        # Lower-case addresses: postcodes in any case, found within the next two parts.
+        postcode_any = f"(?i:{postcode})"
+        postcode_ahead = (rf"(?=,?[ \t]+(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}},[ \t]*)?"
+                          rf"(?:\p{{L}}{{2}}[ \t]+)?(?:{postcode_any})(?![\p{{L}}\d\-]))")
+        long_types_before_name = [w for w in words.types_before_name if len(w) > 1]
         suffix = _words(words.compound_suffixes)
         hyphen = "|".join(regex.escape(s) for s in words.hyphen_suffixes) or "(?!)"
         self.streets = regex.compile("|".join([
@@ -106,12 +113,28 @@ class Patterns:
             # any words may name the street, so a postcode and a town must follow it
             rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater)\b)?,?[ \t]+"
             rf"{_words(words.types_after_number)}[ \t]+{_LOWER_STREET}",
+            # ('callejón marcial guerra 812, ávila, 35010', 'al. bolesława chrobrego 68,
+            # 87-181 kalisz'): a postcode within the next two parts
             rf"(?<![\w/\-])(?<!\bet[ \t]){_words(words.types_before_name)}[ \t]*"
             rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+{marks}"
-            rf"{_NUMBER}{_NUMBER_END},?[ \t]+{_POSTCODE_TOWN}",
+            rf"{_NUMBER}{_NUMBER_END}{postcode_ahead}",
+            # '34675 akçay island, akarland, nj 04618'
+            rf"{guard}{_NUMBER},?[ \t]+(?:{_ANY_WORD}[ \t]+){{1,3}}"
+            rf"{_words(words.types_after_name)}\.?{postcode_ahead}",
+            # A street without a house number, then a postcode and a town ('rue Vincent, 95206
+            # CousinVille', 'plac Zbawiciela, 00-573 Warszawa')
+            rf"(?<![\w/\-])(?<!\bet[ \t]){_words(long_types_before_name)}[ \t]*"
+            rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,[ \t]+"
+            rf"(?:{postcode_any}),?[ \t]+{_ANY_WORD}",
+            # Parts before a Brazilian postcode, its town and state ('Sítio Sousa, Bandeirantes,
+            # 15209-239 Moraes / ES') or US military mail ('USS Kidd, FPO AP 96349')
+            rf"(?<![\p{{L}}\d])(?!{_LEAD_WORD})"
+            rf"(?:(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}|\d{{1,6}}),[ \t]*){{1,3}}"
+            rf"(?:\d{{5}}-?\d{{3}}[ \t]+{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}[ \t]*/[ \t]*"
+            rf"\p{{L}}{{2}}|(?i:[AFD]PO[ \t]+A[AEP][ \t]+\d{{5}}))(?![\p{{L}}\d])",
             # 'Unter den Linden 77, 10117 Berlin', 'Damrak 1, 1012 LG Amsterdam': no street
             # type, but a postcode and a town right after the house number
-            rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode})[ \t]+\p{{Lu}})",
+            rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})",
         ]))
         self.street_word = regex.compile(
             "|".join([_words(words.types_after_name, capital=True),
@@ -153,6 +176,14 @@ class Patterns:
         self.part = regex.compile(
             rf"(?:(?:{atom})(?:{joint}(?:{_PARTICLE}[ \t]+)*(?:{atom})){{0,7}})"
         )
+        # A lower-case address grows over lower-case words too, a few per part, never over a
+        # word that goes on the sentence ('..., 35010 and then').
+        lower_word = (r"(?!(?:and|or|but|the|last|next|since|for|in|on|at|to|is|was|from|with|"
+                      r"y|e|et|und|en|o|ou|che|que|i)(?![\p{L}\d]))\p{Ll}[\p{L}\p{M}'’\-]*")
+        lower_atom = f"{atom}|(?i:{postcode})(?![\\p{{L}}\\d\\-])|{lower_word}"
+        self.lower_part = regex.compile(
+            rf"(?:(?:{lower_atom})(?:{joint}(?:{lower_atom})){{0,3}})"
+        )
         # After a space (no comma), only a flat, a postcode or a street goes on the address.
         self.opens_part = regex.compile(
             rf"(?:{unit}\.?:?[ \t]*#?[ \t]*{unit_id}|#[ \t]?\d|"
@@ -163,7 +194,9 @@ class Patterns:
         house = _words(words.house_words, capital=True) if words.house_words else "(?!)"
         self.before = regex.compile(
             rf"(?<![\p{{L}}\d])(?:(?:{unit}\.?[ \t]*#?[ \t]*{unit_id}|(?:{_WORD}[ \t]+){{1,3}}"
-            rf"{house}\.?)(?:,[ \t]*|[ \t]*/[ \t]*|[ \t]+)|{unit}\.?[ \t]+)$"
+            rf"{house}\.?)(?:,[ \t]*|[ \t]*/[ \t]*|[ \t]+)|{unit}\.?[ \t]+|"
+            # a street type the core left out ('plac ' of 'plac Fredry 661, 71-690 Bydgoszcz')
+            rf"{_words(long_types_before_name)}[ \t]+)$"
         )
 
 

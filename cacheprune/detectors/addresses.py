@@ -75,7 +75,7 @@ class AddressDetector(Detector):
         for window_start, window_end in _digit_windows(text):
             for match in patterns.streets.finditer(text, window_start, window_end,
                                                    overlapped=True):
-                end, _ = self._grow(text, match.end())
+                end, _ = self._grow(text, match.end(), match.group().islower())
                 spans.append(Span(ENTITY, self._back(text, match.start()), end, 0.75,
                                   self.name))
             for kind, pattern in (("unit", patterns.unit_core), ("box", patterns.po_box),
@@ -89,12 +89,19 @@ class AddressDetector(Detector):
                                           self.name))
         return spans
 
-    def _grow(self, text: str, end: int) -> tuple[int, int]:
-        """The end of the address after its core, and how many parts it grew by."""
+    def _grow(self, text: str, end: int, lower: bool = False) -> tuple[int, int]:
+        """The end of the address after its core, and how many parts it grew by; a lower-case
+        core grows over lower-case parts after a comma ('..., ávila, 35010')."""
         patterns = self._patterns
         num_parts = 0
         while num_parts < _MAX_PARTS:
             separator = _SEPARATOR.match(text, end)
+            if lower and separator is not None and separator.group().startswith(","):
+                part = patterns.lower_part.match(text, separator.end())
+                if part is not None:
+                    end = part.end()
+                    num_parts += 1
+                    continue
             if separator is not None and "\n" in separator.group() and _LABEL_LINE.match(
                     text, separator.end()):
                 break
