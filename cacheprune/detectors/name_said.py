@@ -4,8 +4,8 @@ caspar says', 'frau aline mentzel says', 'cevale permun zorlu aslan says'.
 Such a word ('says', 'here', 'sagt', 'dijo'...) is strong evidence that the words right before
 it are a person, so they need less from the gazetteer than lower-case words elsewhere: two to
 four lower-case words, no stop word among them; a known name or a word in no list and no
-English word first; then names, particles, such words or nouns in no list ('brunelleschi');
-and at least one word that is a name and no English word ('norma', 'baxter'), a word in no list
+English word first; then names, particles or such words (or, after a given name or a particle,
+a noun in no list: 'brunelleschi'); and at least one word that is a name and no English word ('norma', 'baxter'), a word in no list
 and no English word ('bartholomäus'), or a title before them ('miss dawn hill says').
 """
 
@@ -27,8 +27,12 @@ def _fits(run: list[NameWord], titled: bool) -> bool:
     first, last = run[0], run[-1]
     if first.particle or last.particle or not (first.known or _unlisted(first)):
         return False
-    # After the first word, a noun in no list may be a family name ('piero brunelleschi').
-    if not all(w.known or w.particle or _unlisted(w) or w.noun for w in run[1:]):
+    # A noun in no list may be the family name after a known given name or a particle
+    # ('piero brunelleschi', 'van wessex'), not a word further on ('john smith keeps parking
+    # here').
+    if not all(w.known or w.particle or _unlisted(w) or (w.noun and (
+            (len(run) == 2 and first.strong) or (w is last and run[-2].particle)))
+            for w in run[1:]):
         return False
     return titled or any(w.strong or _unlisted(w) for w in run)
 
