@@ -1,7 +1,8 @@
 """Phone numbers of many countries, international and national formats, checked by phonenumbers.
 
 A candidate is a run of digits with the separators people type (spaces, dashes, dots,
-slashes, parentheses, a '(0)'), 7 to 15 digits, optionally after '+' or a '00' international
+slashes, parentheses, a '(0)'), 7 to 15 digits (an area code in parentheses is one step of
+the pattern, so '(07937) 37637' has few steps and enough digits), optionally after '+' or a '00' international
 prefix; or a North American vanity number, its last digits spelled in capitals. It
 is a phone number when Google's libphonenumber metadata (the `phonenumbers` package) says it
 is valid: as written for an international number, or in one of `regions` for a national one.
@@ -22,7 +23,7 @@ DEFAULT_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "JP", "IN", "CA", "
                    "CN", "HK", "SG", "KR", "ZA", "NG", "AE", "TR", "RU", "UA", "IL", "NZ")
 _CANDIDATE = regex.compile(
     r"(?<![\w+/.,-])(?P<number>(?:\+|00)?[ ]?(?:\(\d{1,5}\)|\d)"
-    r"(?:(?:[ ]/[ ]|[ ./\-])?(?:\(0\)|\(\d{1,5}\)|\d)){6,34})(?!(?![xX]\d)[\w/]|[.,]\d|-\w)"
+    r"(?:(?:[ ]/[ ]|[ ./\-])?(?:\(0\)|\(\d{1,5}\)|\d)){4,34})(?!(?![xX]\d)[\w/]|[.,]\d|-\w)"
 )
 # A vanity number spells its last digits in capitals ('1-888-KAT-LAWN', '1-800-FLOWERS').
 _VANITY = regex.compile(
