@@ -86,7 +86,7 @@ class Patterns:
         # Lower-case addresses: postcodes in any case, found within the next two parts.
         postcode_any = f"(?i:{postcode})"
         postcode_ahead = (rf"(?=,?[ \t]+(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}},[ \t]*)?"
-                          rf"(?:\p{{L}}{{2}}[ \t]+)?(?:{postcode_any})(?![\p{{L}}\d\-]))")
+                          rf"(?:\p{{L}}{{2,3}}[ \t]+)?(?:{postcode_any})(?![\p{{L}}\d\-]))")
         long_types_before_name = [w for w in words.types_before_name if len(w) > 1]
         suffix = _words(words.compound_suffixes)
         hyphen = "|".join(regex.escape(s) for s in words.hyphen_suffixes) or "(?!)"
