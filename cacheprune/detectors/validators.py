@@ -133,8 +133,15 @@ def not_english_word(text: str) -> bool:
     from cacheprune.detectors.name_words import ordinary_words
 
     words = ordinary_words()
+
+    def english(word: str) -> bool:
+        # Forms the lemma tables miss: plurals of derived nouns ('embeddings'), adverbs ('-ly').
+        return any(words.is_noun(form) or words.is_other(form) for form in
+                   (word, word.removesuffix("s"), word.removesuffix("ly")) if form)
+
     key = text.lstrip("@").casefold()
-    return not (words.is_noun(key) or words.is_other(key))
+    # 'high-order', 'pair-wise': every part an English word
+    return not (english(key) or all(english(part) for part in key.split("-") if part))
 
 
 # National identity and tax numbers checked by python-stdnum (check digits, date and region
