@@ -4,9 +4,10 @@ caspar says', 'frau aline mentzel says', 'cevale permun zorlu aslan says'.
 Such a word ('says', 'here', 'sagt', 'dijo'...) is strong evidence that the words right before
 it are a person, so they need less from the gazetteer than lower-case words elsewhere: two to
 four lower-case words, no stop word among them; a known name or a word in no list and no
-English word first; then names, particles or such words (or, after a given name or a particle,
-a noun in no list: 'brunelleschi'); and at least one word that is a name and no English word ('norma', 'baxter'), a word in no list
-and no English word ('bartholomäus'), or a title before them ('miss dawn hill says').
+English word first; then names, particles or such words (or, after a given name or a
+particle, a noun in no list: 'brunelleschi'); and at least one word that is a name and no
+English word ('norma', 'baxter'), a word in no list and no English word ('bartholomäus'), or
+a title before them ('miss dawn hill says').
 """
 
 from __future__ import annotations
