@@ -4,8 +4,9 @@ A candidate is a run of digits with the separators people type (spaces, dashes, 
 slashes, parentheses, a '(0)'), 7 to 15 digits (an area code in parentheses is one step of
 the pattern, so '(07937) 37637' has few steps and enough digits), optionally after '+' or a
 '00' international prefix; or a North American vanity number, its last digits spelled in
-capitals. It is a phone number when Google's libphonenumber metadata (the `phonenumbers` package) says it
-is valid: as written for an international number, or in one of `regions` for a national one.
+capitals. It is a phone number when Google's libphonenumber metadata (the `phonenumbers`
+package) says it is valid: as written for an international number, or in one of `regions` for
+a national one.
 """
 
 from __future__ import annotations
