@@ -7,6 +7,9 @@ An address starts from a core:
 - or, weaker, a flat, lot or building number or a post box ('Blk 12 Lot 7', 'PO Box 2271'), or
   a street whose ending also ends English words ('Mannerheimintie 48'), kept only when what
   follows holds a postcode (or, for a flat, a street; for a post box, a town).
+Lower-case addresses need a postcode one or two parts after the street ('callejón marcial guerra
+812, ávila, 35010'); a street without a number needs a postcode and a town right after it
+('rue Vincent, 95206 CousinVille').
 From there it grows forward over the parts written after a comma, a line break or a space:
 flats and floors, districts, towns, regions and postcodes, as long as they look like address
 parts (capitalized words, numbers, unit words, postcodes); and backward over a flat or a house
