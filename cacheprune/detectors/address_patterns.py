@@ -126,16 +126,22 @@ class Patterns:
             rf"(?<![\w/\-])(?<!\bet[ \t]){_words(long_types_before_name)}[ \t]*"
             rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,[ \t]+"
             rf"(?:{postcode_any}),?[ \t]+{_ANY_WORD}",
-            # Parts before a Brazilian postcode, its town and state ('Sítio Sousa, Bandeirantes,
-            # 15209-239 Moraes / ES') or US military mail ('USS Kidd, FPO AP 96349')
-            rf"(?<![\p{{L}}\d])(?!{_LEAD_WORD})"
-            rf"(?:(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}|\d{{1,6}}),[ \t]*){{1,3}}"
-            rf"(?:\d{{5}}-?\d{{3}}[ \t]+{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}[ \t]*/[ \t]*"
-            rf"\p{{L}}{{2}}|(?i:[AFD]PO[ \t]+A[AEP][ \t]+\d{{5}}))(?![\p{{L}}\d])",
             # 'Unter den Linden 77, 10117 Berlin', 'Damrak 1, 1012 LG Amsterdam': no street
             # type, but a postcode and a town right after the house number
             rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})",
         ]))
+        # A Brazilian postcode, its town and state ('15209-239 Moraes / ES') or US military
+        # mail ('FPO AP 96349') ends an address whose parts before it, after a comma each, are
+        # any words ('Sítio Sousa, Bandeirantes, '; 'USS Kidd, '): found from the tail, then
+        # `parts_before` looks back (matching from every word would cost more).
+        self.postcode_tail = regex.compile(
+            rf"(?<![\p{{L}}\d])(?:\d{{5}}-?\d{{3}}[ \t]+{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}"
+            rf"[ \t]*/[ \t]*\p{{L}}{{2}}|(?i:[AFD]PO[ \t]+A[AEP][ \t]+\d{{5}}))(?![\p{{L}}\d])"
+        )
+        self.parts_before = regex.compile(
+            rf"(?<![\p{{L}}\d])(?!{_LEAD_WORD})"
+            rf"(?:(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}|\d{{1,6}}),[ \t]*){{1,3}}$"
+        )
         self.street_word = regex.compile(
             "|".join([_words(words.types_after_name, capital=True),
                       _words(words.types_before_number), _words(words.types_before_name,

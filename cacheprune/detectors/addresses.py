@@ -81,6 +81,11 @@ class AddressDetector(Detector):
                 end, _ = self._grow(text, match.end(), match.group().islower())
                 spans.append(Span(ENTITY, self._back(text, match.start()), end, 0.75,
                                   self.name))
+            for match in patterns.postcode_tail.finditer(text, window_start, window_end):
+                look_back = max(0, match.start() - _LOOK_BACK)
+                parts = patterns.parts_before.search(text, look_back, match.start())
+                if parts is not None:
+                    spans.append(Span(ENTITY, parts.start(), match.end(), 0.7, self.name))
             for kind, pattern in (("unit", patterns.unit_core), ("box", patterns.po_box),
                                   ("weak street", patterns.weak_street)):
                 for match in pattern.finditer(text, window_start, window_end):
