@@ -6,8 +6,9 @@ without a house number, and phone numbers with an extension or after a label."""
 from __future__ import annotations
 
 import pytest
+from detectors_faults import FindsOnly
 
-from cacheprune.detectors import DetectorChain, RuleDetector, Span
+from cacheprune.detectors import DetectorChain, RuleDetector
 from cacheprune.detectors.addresses import AddressDetector
 from cacheprune.detectors.base import Detector
 from cacheprune.detectors.name_islands import NameIslands
@@ -115,19 +116,6 @@ def test_said_words_alone_make_no_name(names, text: str) -> None:
 def test_other_scripts_are_islands_only_between_latin_words(text: str) -> None:
     # A lone word, a sentence of another script, or a run without a family name: no island.
     assert NameIslands(load_name_words()).find(text) == []
-
-
-class FindsOnly(Detector):
-    """Reports one fixed piece of the text as a person (part of a name, on purpose)."""
-
-    name = "finds-only"
-
-    def __init__(self, piece: str) -> None:
-        self.piece = piece
-
-    def detect(self, text: str) -> list[Span]:
-        at = text.index(self.piece)
-        return [Span("PERSON", at, at + len(self.piece), 0.9, self.name)]
 
 
 @pytest.mark.parametrize(("text", "piece", "whole"), [
