@@ -24,6 +24,7 @@ from eval.bound import OracleBound
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import ATTACKED, SYSTEMS, compare_with_reference, run_systems
+from eval.timing import RunClock
 from eval.workload import Request, WorkloadConfig, WorkloadError, build_requests
 from eval.workload.fit import describe_cuts, fit_to_context
 
@@ -137,15 +138,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    clock = RunClock()
     model: Transformer | None = None  # the own engine's; None on the vLLM backend
     folder = converted_folder() if args.backend == "vllm" else None
-    if folder is not None:
-        from eval.vllm_backend import MAX_MODEL_LEN
+    with clock.time("setup", "model load"):
+        if folder is not None:
+            from eval.vllm_backend import MAX_MODEL_LEN
 
-        tokenizer, context = load_tokenizer(str(folder)), MAX_MODEL_LEN
-    else:
-        model, tokenizer = load_default()
-        context = model.config.max_context
+            tokenizer, context = load_tokenizer(str(folder)), MAX_MODEL_LEN
+        else:
+            model, tokenizer = load_default()
+            context = model.config.max_context
     max_prompt_tokens = context - args.max_new_tokens
     try:
         requests, cuts = fit_to_context(documents, config, _prompt_token_counter(tokenizer),
@@ -160,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         length_note += (" The documents are declared public (--documents-public): the detectors "
                         "scan only the tenants' own text.")
     print(length_note)
-    policy = load_policy(args.policy)
+    with clock.time("setup", "detectors load"):
+        policy = load_policy(args.policy)
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
           f"{args.tenants} tenants; {args.backend} systems: {', '.join(args.systems)}")
     started = time.perf_counter()
@@ -179,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
                                for name in args.systems}, model, tokenizer, policy, requests,
                               SamplingParams(max_new_tokens=args.max_new_tokens),
-                              args.victims, attack_settings, tuple(args.attack_systems), bound)
+                              args.victims, attack_settings, tuple(args.attack_systems), bound,
+                              clock)
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
@@ -192,9 +197,13 @@ def main(argv: list[str] | None = None) -> int:
         "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
+        "timings_s": clock.seconds,
     }
     records = None if bound is None else bound.records
-    report = write_report(results, args.out, meta, records)
+    with clock.time("setup", "report"):
+        report = write_report(results, args.out, meta, records)
+    print(f"\nwhere the time went (wall seconds; the engine backend splits serving):\n"
+          f"{clock.table()}")
     print("\n" + markdown_table(results, records) + f"\n\nreport: {report}  plot: "
           f"{args.out / 'summary.png'}  raw: {args.out / 'raw.json'}")
     return 0
