@@ -61,9 +61,12 @@ def _parser() -> argparse.ArgumentParser:
                              "attack (the report says where it ran out)")
     parser.add_argument("--dictionary-size", type=int, default=_ATTACK_DEFAULTS.num_candidates,
                         help="candidates of the dictionary attack, the true value included")
+    parser.add_argument("--dictionary-oracles", nargs="+", choices=ORACLES,
+                        default=list(_ATTACK_DEFAULTS.dictionary_oracles),
+                        help="oracles of the dictionary attack (default: both)")
     parser.add_argument("--extension-oracles", nargs="+", choices=ORACLES,
                         default=list(_ATTACK_DEFAULTS.extension_oracles),
-                        help="oracles of the extension attack (the dictionary attack uses both)")
+                        help="oracles of the extension attack")
     parser.add_argument("--attack-systems", nargs="*", choices=list(SYSTEMS),
                         default=list(ATTACKED), help="systems whose victims are attacked")
     parser.add_argument("--backend", choices=("engine", "vllm"), default="engine",
@@ -134,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         attack_settings = AttackSettings(
             budget_per_value=args.probe_budget, num_candidates=args.dictionary_size,
+            dictionary_oracles=tuple(args.dictionary_oracles),
             extension_oracles=tuple(args.extension_oracles))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -195,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         "documents_cut": [asdict(cut) for cut in cuts], "length_note": length_note,
         "max_new_tokens": args.max_new_tokens, "seed": args.seed, "victims": args.victims,
         "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,
+        "dictionary_oracles": args.dictionary_oracles, "extension_oracles": args.extension_oracles,
+        "attack_systems": args.attack_systems,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
         "timings_s": clock.seconds,

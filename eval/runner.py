@@ -15,7 +15,7 @@ from cacheprune.models import ChatTokenizer
 from cacheprune.serving import Engine, EngineConfig, RequestRecord, SamplingParams
 from eval.attacks import AttackSettings, SystemAttacks, attack_system
 from eval.attacks.summary import values_recovered
-from eval.bound import OracleBound
+from eval.bound import KeepReferenceKV, OracleBound
 from eval.hits import count_document_hits
 from eval.leakage import contextual_recovery
 from eval.masked import fully_masked_slots
@@ -134,6 +134,12 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
     """
     clock = clock or RunClock()
     engines = {name: Engine(model, tokenizer, policy, config) for name, config in systems.items()}
+    reference_kv = None
+    if bound is not None and REFERENCE in engines:
+        # NOTE: the bound reuses the no-sharing system's full prefill of each prompt rather
+        # than computing it again (see eval.bound.reference); no sharing behaves the same.
+        reference_kv = KeepReferenceKV()
+        engines[REFERENCE].strategy = reference_kv
     results = {name: SystemResult(name) for name in systems}
     documents_seen: set[str] = set()
     for request in tqdm(requests, desc="requests (every system)", unit="req"):
@@ -142,7 +148,8 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
                                                  request.doc_id in documents_seen, clock, name))
         if bound is not None:
             started = time.perf_counter()
-            record = bound.serve(request, warm=request.doc_id in documents_seen)
+            record = bound.serve(request, warm=request.doc_id in documents_seen,
+                                 reference=reference_kv.take() if reference_kv else None)
             spent = time.perf_counter() - started
             timed = 0.0 if record is None else record.ttft_s
             clock.add(BOUND_PART, "bound: timed", timed)
