@@ -18,6 +18,7 @@ from pathlib import Path
 from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams, Transformer, load_default
 from cacheprune.models import ChatTokenizer, converted_folder, load_tokenizer, model_identity
+from cacheprune.models.hf_loader import read_config
 from eval.attacks import AttackSettings
 from eval.attacks.oracles import ORACLES
 from eval.bound import OracleBound
@@ -103,10 +104,6 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --systems must include no_sharing (the full-recompute reference)",
               file=sys.stderr)
         return 2
-    if args.documents_public and args.backend == "vllm":
-        print("error: --documents-public needs --backend engine (the vLLM connector is given no "
-              "public ranges: it scans the whole prompt)", file=sys.stderr)
-        return 2
     if args.max_docs < 1:
         print(f"error: --max-docs must be at least 1, got {args.max_docs}", file=sys.stderr)
         return 2
@@ -147,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = converted_folder() if args.backend == "vllm" else None
     with clock.time("setup", "model load"):
         if folder is not None:
-            from eval.vllm_backend import MAX_MODEL_LEN
-
-            tokenizer, context = load_tokenizer(str(folder)), MAX_MODEL_LEN
+            tokenizer, context = load_tokenizer(str(folder)), read_config(folder).max_context
         else:
             model, tokenizer = load_default()
             context = model.config.max_context
@@ -174,12 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     bound = None
     if folder is not None:
-        from eval.vllm_backend import run_vllm_systems
+        from eval.vllm_backend import engine_context, run_vllm_systems
 
         model_id = model_identity(folder)
+        longest = max(map(_prompt_token_counter(tokenizer), requests)) + args.max_new_tokens
         results = run_vllm_systems(args.systems, str(folder), tokenizer, policy, args.policy,
                                    requests, args.max_new_tokens, args.victims,
-                                   args.out / "vllm")
+                                   args.out / "vllm", engine_context(longest, context))
     else:
         assert model is not None, "the engine backend loaded the model"
         model_id = model.model_id

@@ -33,6 +33,7 @@ from cacheprune.engine.generate import RequestStats
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import RequestRecord
 from cacheprune.serving.prompt import render_prompt
+from cacheprune.vllm.settings import PUBLIC_RANGES_KEY
 from eval.metrics import recovery
 from eval.runner import SystemResult, first_request_per_tenant, request_result
 from eval.vllm_probe import probe_cached_counts
@@ -43,7 +44,18 @@ from eval.workload import Request
 # fits a small machine, a local model folder (no hub access).
 VLLM_ENV = {"VLLM_WORKER_MULTIPROC_METHOD": "spawn", "VLLM_CPU_NUM_OF_RESERVED_CPU": "1",
             "VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1"}
-MAX_MODEL_LEN = 4096  # vLLM's context for the workload: prompts are fitted to it
+# vLLM's context when every prompt and its answer fit in it (a smaller start-up profile run);
+# longer prompts get the model's whole context (SmolLM2: 8,192 tokens).
+SHORT_CONTEXT = 4096
+
+
+def engine_context(longest_sequence: int, model_context: int) -> int:
+    """vLLM's `max_model_len` for a workload whose longest prompt plus answer is
+    `longest_sequence` tokens (prompts are fitted to `model_context` beforehand)."""
+    if longest_sequence > model_context:
+        raise ValueError(f"a prompt and its answer take {longest_sequence} tokens, more than "
+                         f"the model's context of {model_context}")
+    return SHORT_CONTEXT if longest_sequence <= SHORT_CONTEXT else model_context
 
 
 @dataclass(slots=True, frozen=True)
@@ -63,8 +75,8 @@ VLLM_SYSTEMS = {
 
 def run_vllm_systems(names: list[str], model_folder: str, tokenizer: ChatTokenizer,
                      policy: DetectionPolicy, policy_path: str | None, requests: list[Request],
-                     max_new_tokens: int, num_victims: int, work_dir: Path
-                     ) -> list[SystemResult]:
+                     max_new_tokens: int, num_victims: int, work_dir: Path,
+                     max_model_len: int) -> list[SystemResult]:
     for key, value in VLLM_ENV.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("CACHEPRUNE_POOL_KEY", secrets.token_hex(32))
@@ -73,7 +85,7 @@ def run_vllm_systems(names: list[str], model_folder: str, tokenizer: ChatTokeniz
     for name in names:
         folder = work_dir / re.sub(r"[^a-z_]", "", name)
         with _served(VLLM_SYSTEMS[name], model_folder, tokenizer, policy, policy_path, folder,
-                     max_new_tokens) as served:
+                     max_new_tokens, max_model_len) as served:
             result = SystemResult(name)
             documents_seen: set[str] = set()
             for request in tqdm(requests, desc=f"requests ({name})", unit="req"):
@@ -106,19 +118,34 @@ class _Served:
     def serve(self, request: Request) -> RequestRecord:
         from vllm import SamplingParams
 
-        text, _ = render_prompt(self.tokenizer, request.messages, [])
+        text, public = render_prompt(self.tokenizer, request.messages,
+                                     request.public_char_ranges)
         encoding = self.tokenizer.encode(text)
-        private = np.asarray(self.policy.mask(text, encoding.offsets).mask, dtype=np.bool_)
+        private = np.asarray(self.policy.mask(text, encoding.offsets, public).mask,
+                             dtype=np.bool_)
         logged = len(self._log("prefill"))
         settled = len(self._log("settled"))
-        output = self._generate(encoding.ids, request.tenant,
-                                SamplingParams(temperature=0.0, max_tokens=self.max_new_tokens))
+        extra_args = None
+        if public and self.system.connector:
+            # The operator's declared public ranges (--documents-public), as the own engine
+            # takes them: offsets into the text the connector decodes from the token ids.
+            if self.tokenizer.decode(encoding.ids, skip_special_tokens=False) != text:
+                raise RuntimeError(f"request {request.request_id}: its token ids do not decode "
+                                   "to its prompt, so its public ranges cannot be passed on")
+            extra_args = {"kv_transfer_params": {
+                PUBLIC_RANGES_KEY: [list(item) for item in public]}}
+        output = self._generate(encoding.ids, request.tenant, SamplingParams(
+            temperature=0.0, max_tokens=self.max_new_tokens, extra_args=extra_args))
         spans: list[tuple[int, int]] = []
         recomputed = published = 0
         if self.system.connector and len(self._log("prefill")) > logged:
             # NOTE: the next request waits for this one's publication, as on the own engine.
             _wait_for(lambda: len(self._log("settled")) > settled)
             for line in self._log("prefill")[logged:]:
+                # NOTE: the first tokens may come from vLLM's own prefix cache (the tenant's
+                # own blocks of an earlier prompt, as in tenant_prefix), the rest from the pool.
+                if line["num_local_tokens"]:
+                    spans.append((0, line["num_local_tokens"]))
                 spans += [(start, end) for start, end in line["reused_spans"]]
                 recomputed += line["num_recomputed"]
             published = sum(line["num_published_tokens"]
@@ -192,7 +219,7 @@ class _Served:
 @contextmanager
 def _served(system: VllmSystem, model_folder: str, tokenizer: ChatTokenizer,
             policy: DetectionPolicy, policy_path: str | None, work_dir: Path,
-            max_new_tokens: int) -> Iterator[_Served]:
+            max_new_tokens: int, max_model_len: int) -> Iterator[_Served]:
     from vllm import LLM
 
     from cacheprune.vllm import kv_transfer_config
@@ -203,10 +230,11 @@ def _served(system: VllmSystem, model_folder: str, tokenizer: ChatTokenizer,
     if system.connector:
         extra["kv_transfer_config"] = kv_transfer_config(
             pool_url=served.pool_url, request_log=str(served.request_log),
-            detector_config=policy_path)
-    served.llm = LLM(model_folder, dtype="float32", enforce_eager=True, max_model_len=MAX_MODEL_LEN,
-                     seed=0, enable_prefix_caching=system.prefix_caching,
-                     disable_log_stats=False, **extra)
+            detector_config=policy_path, accept_public_ranges=True)
+    served.llm = LLM(model_folder, dtype="float32", enforce_eager=True,
+                     max_model_len=max_model_len, seed=0,
+                     enable_prefix_caching=system.prefix_caching, disable_log_stats=False,
+                     **extra)
     try:
         yield served
     finally:

@@ -30,6 +30,7 @@ class NameWordsSpec(BaseModel):
     sign_offs: list[str] = Field(min_length=1)
     particles: list[str] = Field(min_length=1)
     relation_words: list[str] = Field(default_factory=list)
+    post_nominals: list[str] = Field(default_factory=list)
     after_cues: list[str] = Field(default_factory=list)
     name_abbreviations: list[str] = Field(default_factory=list)
     place_words: list[str] = Field(default_factory=list)

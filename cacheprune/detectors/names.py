@@ -25,9 +25,16 @@ import regex
 
 from cacheprune.detectors.base import Detector, Span
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
+from cacheprune.detectors.name_islands import NameIslands
+from cacheprune.detectors.name_said import names_before_said
 from cacheprune.detectors.name_scripts import script_name_pattern
 from cacheprune.detectors.name_tokens import NameWord, WordReader
-from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, NameWordsSpec, load_name_words
+from cacheprune.detectors.name_words import (
+    DEFAULT_VOCABULARY_MODEL,
+    NameWordsSpec,
+    load_name_words,
+    ordinary_words,
+)
 
 ENTITY = "PERSON"
 # Between two words of one name: spaces, or the period and space after an initial.
@@ -61,6 +68,8 @@ class NameDetector(Detector):
         self._abbreviations = frozenset(a.casefold() for a in self.words.name_abbreviations)
         self._places = frozenset(w.casefold() for w in self.words.place_words)
         self._scripts = script_name_pattern(self.words)
+        self._stop_words = ordinary_words(vocabulary_model).stop_words
+        self._islands = NameIslands(self.words)
 
     def describe(self) -> dict[str, Any]:
         return {"words": self.words.model_dump(mode="json"), "gazetteer": table_name(),
@@ -82,9 +91,18 @@ class NameDetector(Detector):
             index = end
         spans.extend(self._family_comma_given(text, words))
         spans.extend(self._given_unlisted_family(text, words))
+        if self._after_cue is not None:
+            after_cue = self._after_cue
+            spans.extend(Span(ENTITY, start, end, 0.7, self.name) for start, end in
+                         names_before_said(text, words,
+                                           lambda at: bool(after_cue.match(text[at:at + 20])),
+                                           self._stop_words.__contains__,
+                                           lambda key: key.rstrip(".") in self._titles))
         spans.extend(self._coordinated(text, spans, left_out))
         spans.extend(Span(ENTITY, m.start("name"), m.end("name"), 0.7, self.name)
                      for m in self._scripts.finditer(text))
+        spans.extend(Span(ENTITY, start, end, 0.65, self.name)
+                     for start, end in self._islands.find(text))
         return spans
 
     @staticmethod

@@ -1,10 +1,12 @@
 """Phone numbers of many countries, international and national formats, checked by phonenumbers.
 
 A candidate is a run of digits with the separators people type (spaces, dashes, dots,
-slashes, parentheses, a '(0)'), 7 to 15 digits, optionally after '+' or a '00' international
-prefix; or a North American vanity number, its last digits spelled in capitals. It
-is a phone number when Google's libphonenumber metadata (the `phonenumbers` package) says it
-is valid: as written for an international number, or in one of `regions` for a national one.
+slashes, parentheses, a '(0)'), 7 to 15 digits (an area code in parentheses is one step of
+the pattern, so '(07937) 37637' has few steps and enough digits), optionally after '+' or a
+'00' international prefix; or a North American vanity number, its last digits spelled in
+capitals. It is a phone number when Google's libphonenumber metadata (the `phonenumbers`
+package) says it is valid: as written for an international number, or in one of `regions` for
+a national one.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ DEFAULT_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "JP", "IN", "CA", "
                    "CN", "HK", "SG", "KR", "ZA", "NG", "AE", "TR", "RU", "UA", "IL", "NZ")
 _CANDIDATE = regex.compile(
     r"(?<![\w+/.,-])(?P<number>(?:\+|00)?[ ]?(?:\(\d{1,5}\)|\d)"
-    r"(?:(?:[ ]/[ ]|[ ./\-])?(?:\(0\)|\(\d{1,5}\)|\d)){6,34})(?![\w/]|[.,]\d|-\w)"
+    r"(?:(?:[ ]/[ ]|[ ./\-])?(?:\(0\)|\(\d{1,5}\)|\d)){4,34})(?!(?![xX]\d)[\w/]|[.,]\d|-\w)"
 )
 # A vanity number spells its last digits in capitals ('1-888-KAT-LAWN', '1-800-FLOWERS').
 _VANITY = regex.compile(
@@ -39,7 +41,8 @@ _CONTEXT = regex.compile(
 )
 _CONTEXT_WINDOW = 40
 _DIGIT_GROUPS = regex.compile(r"\d+")
-# An extension after the number is part of it: 'ext. 204', 'x12', 'poste 31', 'Durchwahl -15'.
+# An extension after the number is part of it: 'ext. 204', 'x12', 'poste 31', 'Durchwahl -15',
+# also written right against it ('295-963-0357x991'; the candidate may end before such an 'x').
 _EXTENSION = regex.compile(
     r"(?i:,?[ \t]*(?:ext\.?|extension|x|poste|durchwahl|dw\.?|int\.?|interno)[ \t]*[-.:#]?[ \t]*)"
     r"\d{1,6}(?!\w)"

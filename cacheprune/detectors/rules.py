@@ -87,9 +87,11 @@ class RuleDetector(Detector):
             # still fail the request closed while a pathological pattern runs. overlapped=True:
             # a hit that starts inside an earlier one ('a b' then 'b c' in 'a b c') is private
             # too, and non-overlapping search would skip it.
-            for match in compiled.pattern.finditer(text, timeout=self._timeout_s,
-                                                   concurrent=True, overlapped=True):
-                start, end = match.span(compiled.group)
+            # NOTE: the timeout runs from the search's start, so validators (which may load a
+            # word list once) run after the matches are collected and are not counted in it.
+            found = [match.span(compiled.group) for match in compiled.pattern.finditer(
+                text, timeout=self._timeout_s, concurrent=True, overlapped=True)]
+            for start, end in found:
                 if start >= end:
                     continue
                 if rule.validator is not None and not VALIDATORS[rule.validator](text[start:end]):

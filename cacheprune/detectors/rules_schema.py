@@ -14,7 +14,7 @@ ValidatorName = Literal[
     "fr_nir", "de_idnr", "gb_nhs", "in_aadhaar", "in_pan", "br_cpf", "ca_sin", "cn_ric",
     "pl_pesel", "mx_curp", "sg_nric", "se_personnummer", "nordic_personal_number", "kr_rrn",
     "ie_pps", "jp_individual_number", "pl_id_card", "hk_id", "tw_id", "cz_birth_number",
-    "ro_cnp",
+    "ro_cnp", "not_english_word",
 ]
 assert set(VALIDATORS) == set(ValidatorName.__args__)  # type: ignore[attr-defined]
 

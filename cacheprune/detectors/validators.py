@@ -127,6 +127,23 @@ def tw_id(text: str) -> bool:
     return sum(d * w for d, w in zip(digits, weights, strict=True)) % 10 == 0
 
 
+def not_english_word(text: str) -> bool:
+    """A handle, not an English word: 'jmcallister' passes, 'someone' or 'experts' does not
+    (spaCy's English lemma tables, any inflected form; the model the name detector reads)."""
+    from cacheprune.detectors.name_words import ordinary_words
+
+    words = ordinary_words()
+
+    def english(word: str) -> bool:
+        # Forms the lemma tables miss: plurals of derived nouns ('embeddings'), adverbs ('-ly').
+        return any(words.is_noun(form) or words.is_other(form) for form in
+                   (word, word.removesuffix("s"), word.removesuffix("ly")) if form)
+
+    key = text.lstrip("@").casefold()
+    # 'high-order', 'pair-wise': every part an English word
+    return not (english(key) or all(english(part) for part in key.split("-") if part))
+
+
 # National identity and tax numbers checked by python-stdnum (check digits, date and region
 # fields). Its modules accept the usual separators.
 _STDNUM_MODULES = {
@@ -172,5 +189,6 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "pl_id_card": pl_id_card,
     "hk_id": hk_id,
     "tw_id": tw_id,
+    "not_english_word": not_english_word,
     **{name: _stdnum_validator(modules) for name, modules in _STDNUM_MODULES.items()},
 }

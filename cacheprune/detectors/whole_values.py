@@ -4,8 +4,9 @@
 - A PERSON span (from any detector: spaCy often finds only 'José' in 'José García') is grown
   over the capitalized words, particles, hyphens and apostrophes next to it, on its line.
 - A PERSON span also takes the titles right before it with their periods ('Dr. Sig. Ada
-  Rossi', 'pani Anna Nowak'): a title left public would tell a prober where a name starts
-  and, written as part of the value, leave the value partly shared.
+  Rossi', 'pani Anna Nowak'), and degrees right after it ('Erhard Geisler B.Eng.', 'Ana
+  Ruiz, PhD'): a title left public would tell a prober where a name starts and, written as
+  part of the value, leave the value partly shared.
 """
 
 from __future__ import annotations
@@ -31,6 +32,19 @@ def _title_run() -> regex.Pattern[str]:
     titles = sorted({t.rstrip(".") for t in load_name_words().titles}, key=len, reverse=True)
     title = rf"(?<![\w.])(?i:{'|'.join(regex.escape(t) for t in titles)})\.?"
     return regex.compile(rf"(?:{title}[ \t]+){{1,2}}$")
+
+
+@functools.lru_cache(maxsize=1)
+def _post_nominal_run() -> regex.Pattern[str]:
+    """Up to three degrees or suffixes after a name, each with an optional period."""
+    # NOTE: case-sensitive ('MA', not the Italian 'ma'); dotted ones also in lower case
+    # ('b.eng.' in a lower-case name).
+    written = {w.rstrip(".") for w in load_name_words().post_nominals}
+    words = sorted(written | {w.lower() for w in written if "." in w}, key=len, reverse=True)
+    if not words:
+        return regex.compile(r"(?!)")
+    degree = rf"(?:{'|'.join(regex.escape(w) for w in words)})\.?(?!\w)"
+    return regex.compile(rf"(?:,?[ \t]+{degree}){{1,3}}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,6 +88,12 @@ def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _name_edges_of(text: str, start: int, end: int) -> tuple[int, int]:
     after, before, leading_cue = _name_edges()
+    # Degrees after the name, also when the span already holds the first letters of one
+    # ('Erhard Geisler B' of 'Erhard Geisler B.Eng.').
+    for at in (end, text.rfind(" ", start, end)):
+        degrees = _post_nominal_run().match(text, at) if at > start else None
+        if degrees is not None and degrees.end() > end:
+            end = degrees.end()
     # Only a name that starts with a capital grows over capitalized neighbours.
     if not text[start:end][:1].isupper():
         return _with_titles(text, start), end

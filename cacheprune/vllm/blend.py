@@ -84,7 +84,8 @@ class Blender:
                     _on(plan, self._device),
                     capture=strategy.capture(request, plan) if order.publish else None)
         figures = PrefillFigures([(span.start, span.end) for span in pooled],
-                                 result.num_recomputed, result.num_computed)
+                                 result.num_recomputed, result.num_computed,
+                                 order.num_local_tokens)
         return BlendedPrefill(result), figures
 
     def publish(self, order: PrefillOrder, prefilled: BlendedPrefill

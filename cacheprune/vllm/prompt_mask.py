@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,15 +32,35 @@ class PromptMask:
         return int(hits[0]) if hits.size else int(self.private.shape[0])
 
 
-def mask_prompt(token_ids: Sequence[int], tokenizer: ChatTokenizer,
-                policy: DetectionPolicy) -> PromptMask:
+def mask_prompt(token_ids: Sequence[int], tokenizer: ChatTokenizer, policy: DetectionPolicy,
+                public_ranges: Sequence[tuple[int, int]] = ()) -> PromptMask:
+    """`public_ranges`: [start, end) character offsets into the prompt's text (its ids decoded)
+    that the operator declares public; a range outside the text raises a ValueError."""
     ids = list(token_ids)
     all_private = np.ones(len(ids), dtype=np.bool_)
     text = tokenizer.decode(ids, skip_special_tokens=False)
+    for start, end in public_ranges:
+        if not 0 <= start <= end <= len(text):
+            raise ValueError(f"public range ({start}, {end}) lies outside the prompt's "
+                             f"{len(text)} characters")
     encoding = tokenizer.encode(text)
     if encoding.ids != ids:
         return PromptMask(all_private, failed_closed=True)
-    masked = policy.mask(text, encoding.offsets)
+    masked = policy.mask(text, encoding.offsets, public_ranges)
     if masked.detection.failed_closed:
         return PromptMask(all_private, failed_closed=True)
     return PromptMask(np.asarray(masked.mask, dtype=np.bool_), failed_closed=False)
+
+
+def parse_public_ranges(value: Any) -> list[tuple[int, int]]:
+    """A request's declared public ranges, as sent: a list of [start, end] integer pairs."""
+    if not isinstance(value, list):
+        raise ValueError(f"public ranges must be a list of [start, end] pairs, got "
+                         f"{type(value).__name__}")
+    ranges = []
+    for item in value:
+        if not (isinstance(item, list | tuple) and len(item) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in item)):
+            raise ValueError(f"public range {item!r} is not a [start, end] pair of integers")
+        ranges.append((int(item[0]), int(item[1])))
+    return ranges

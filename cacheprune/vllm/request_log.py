@@ -1,8 +1,10 @@
 """What the connector did for each request, one JSON line per event, for operators and the
 evaluation (`request_log` in the connector's settings):
 
-    {"event": "prefill", "request_id", "num_tokens", "reused_spans", "num_pooled",
-     "num_recomputed", "num_computed"}      where the pool served the prompt
+    {"event": "prefill", "request_id", "num_tokens", "num_local_tokens", "reused_spans",
+     "num_pooled", "num_recomputed", "num_computed"}      where the pool served the prompt
+                                            (after the first num_local_tokens, which vLLM's
+                                            own prefix cache held: the tenant's own blocks)
     {"event": "settled", "request_id", "num_published_tokens"}   its publication is over
 
 Positions and counts only, never token ids or text.
@@ -24,6 +26,7 @@ class PrefillFigures:
     reused_spans: Sequence[tuple[int, int]]  # [start, end) prompt positions served by the pool
     num_recomputed: int  # of those, tokens the pool marked for recomputation
     num_computed: int  # tokens no pooled span (nor vLLM's own cache) covered
+    num_local: int  # leading tokens vLLM's own prefix cache held (the tenant's own blocks)
 
     @property
     def num_pooled(self) -> int:
@@ -39,8 +42,9 @@ class RequestLog:
 
     def prefill(self, request_id: str, num_tokens: int, figures: PrefillFigures) -> None:
         self._write({"event": "prefill", "request_id": request_id, "num_tokens": num_tokens,
-                "reused_spans": [list(span) for span in figures.reused_spans],
-                "num_pooled": figures.num_pooled, "num_recomputed": figures.num_recomputed,
+                     "num_local_tokens": figures.num_local,
+                     "reused_spans": [list(span) for span in figures.reused_spans],
+                     "num_pooled": figures.num_pooled, "num_recomputed": figures.num_recomputed,
                      "num_computed": figures.num_computed})
 
     def settled(self, request_id: str, num_published_tokens: int) -> None:

@@ -27,8 +27,8 @@ from typing import Any
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
-from cacheprune.vllm.prompt_mask import mask_prompt
-from cacheprune.vllm.settings import ConnectorSettings
+from cacheprune.vllm.prompt_mask import mask_prompt, parse_public_ranges
+from cacheprune.vllm.settings import PUBLIC_RANGES_KEY, ConnectorSettings
 
 logger = logging.getLogger(__name__)
 
@@ -86,13 +86,28 @@ class SchedulerSide:
         tenant = self._tenant(request)
         if tenant is None:
             return None
-        masked = mask_prompt(prompt, self._tokenizer, self._policy)
+        try:
+            masked = mask_prompt(prompt, self._tokenizer, self._policy,
+                                 self._public_ranges(request))
+        except ValueError as error:
+            logger.warning("cacheprune: request %s declares bad public ranges (%s); vLLM "
+                           "computes it alone", request.request_id, error)
+            return None
         if masked.failed_closed:
             logger.info("cacheprune: request %s is private as a whole (detection failed "
                         "closed or its token ids do not re-encode); vLLM computes it alone",
                         request.request_id)
             return None
         return _Admission(tenant, tuple(bool(flag) for flag in masked.private))
+
+    def _public_ranges(self, request: Any) -> list[tuple[int, int]]:
+        params = getattr(request, "kv_transfer_params", None) or {}
+        if PUBLIC_RANGES_KEY not in params:
+            return []
+        if not self._settings.accept_public_ranges:
+            raise ValueError(f"{PUBLIC_RANGES_KEY} is set but the connector's "
+                             "accept_public_ranges is off")
+        return parse_public_ranges(params[PUBLIC_RANGES_KEY])
 
     def _tenant(self, request: Any) -> str | None:
         if self._settings.tenant_source == "none":

@@ -10,6 +10,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 TenantSource = Literal["cache_salt", "none"]
+# The key of a request's `kv_transfer_params` that holds its public ranges: a list of
+# [start, end) character offsets into the prompt's text (`accept_public_ranges`).
+PUBLIC_RANGES_KEY = "cacheprune_public_ranges"
 
 
 class ConnectorConfigError(ValueError):
@@ -26,6 +29,10 @@ class ConnectorSettings(BaseModel):
     never touches the pool. `"none"`: every request may use the pool (one trusted tenant);
     refused while vLLM's prefix caching is on. `publish_mode` and `public_system_prompt`: as
     the own engine's `EngineConfig` (checked there, when the worker starts).
+    `accept_public_ranges`: read the character ranges of a request's prompt that the operator
+    declares public (not scanned by the detectors, like the own engine's `public_ranges`) from
+    the request's `kv_transfer_params` (`PUBLIC_RANGES_KEY`); off by default, since a client
+    that can set `kv_transfer_params` could declare its own private details public.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -40,6 +47,7 @@ class ConnectorSettings(BaseModel):
     pool_ttl_s: float | None = Field(default=3600.0, gt=0)
     audit_log: str | None = None  # the pool's audit log (JSON lines)
     request_log: str | None = None  # one JSON line per prefill: what the pool served
+    accept_public_ranges: bool = False
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

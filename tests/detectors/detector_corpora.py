@@ -16,7 +16,7 @@ CORPUS_DIR = Path(__file__).parent / "corpus"
 # NOTE: "tuned" and "heldout" were written by the author of the detectors; "blind" by someone
 # who had not read them (its figure before the fixes it led to is the estimate of
 # generalization); "recheck" after those fixes, never tuned on, to see whether they generalize.
-AUTHOR_PARTS = ("tuned", "heldout")
+AUTHOR_PARTS = ("tuned", "heldout", "families")
 BLIND_PART = "blind"
 RECHECK_PART = "recheck"
 UNTUNED_PARTS = (BLIND_PART, RECHECK_PART)

@@ -1,4 +1,5 @@
-"""A detector that fails on purpose, importable by path from a policy file in the tests."""
+"""Detectors that fail on purpose: one that raises (importable by path from a policy file in
+the tests), one that finds only part of a name."""
 
 from __future__ import annotations
 
@@ -10,3 +11,16 @@ class AlwaysRaises(Detector):
 
     def detect(self, text: str) -> list[Span]:
         raise RuntimeError("fault injected on purpose")
+
+
+class FindsOnly(Detector):
+    """Reports one fixed piece of the text as a person: part of a name, as spaCy often finds."""
+
+    name = "finds-only"
+
+    def __init__(self, piece: str) -> None:
+        self.piece = piece
+
+    def detect(self, text: str) -> list[Span]:
+        at = text.index(self.piece)
+        return [Span("PERSON", at, at + len(self.piece), 0.9, self.name)]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from detectors_faults import FindsOnly
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cacheprune.detectors import Detector, DetectorChain, Span
+from cacheprune.detectors import Detector, DetectorChain
 from cacheprune.detectors.name_candidates import NameCandidates, PlausibleName
 from cacheprune.detectors.names import NameDetector
 
@@ -60,19 +61,6 @@ def test_ordinary_words_that_are_also_names_stay_public(names, text: str) -> Non
     assert found(names, text) == []
 
 
-class FirstWordOnly(Detector):
-    """A detector that finds only part of a name, as spaCy often does (a fault on purpose)."""
-
-    name = "first-word"
-
-    def __init__(self, word: str) -> None:
-        self.word = word
-
-    def detect(self, text: str) -> list[Span]:
-        at = text.index(self.word)
-        return [Span("PERSON", at, at + len(self.word), 0.9, self.name)]
-
-
 @pytest.mark.parametrize(("text", "part", "whole"), [
     ("My name is José García.", "José", "José García"),
     ("Ask Nguyễn Thị Minh Khai now", "Minh", "Nguyễn Thị Minh Khai"),
@@ -82,10 +70,10 @@ class FirstWordOnly(Detector):
     ("by Garcí", "Garc", "Garcí"),  # any span is grown to the word it cuts
 ])
 def test_the_chain_grows_partial_names_to_the_whole_name(text: str, part: str, whole: str) -> None:
-    spans = DetectorChain([FirstWordOnly(part)], timeout_s=None).run(text).spans
+    spans = DetectorChain([FindsOnly(part)], timeout_s=None).run(text).spans
     at = text.index(whole)
     assert [(s.start, s.end) for s in spans] == [(at, at + len(whole))]
-    unchanged = DetectorChain([FirstWordOnly(part)], timeout_s=None, whole_values=False)
+    unchanged = DetectorChain([FindsOnly(part)], timeout_s=None, whole_values=False)
     at = text.index(part)
     assert [(s.start, s.end) for s in unchanged.run(text).spans] == [(at, at + len(part))]
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+import pytest
+
 from eval.__main__ import _parser, main
 from eval.runner import PAPER_BASELINE
 
@@ -28,8 +30,15 @@ def test_vllm_backend_names_the_systems_it_has(capsys):
     err = capsys.readouterr().err
     assert "the vllm backend has no system fixed_chunks_512" in err
     assert "cacheprune_isolated" in err
-    assert main(["--backend", "vllm", "--documents-public"]) == 2
-    assert "--documents-public needs --backend engine" in capsys.readouterr().err
+
+
+def test_vllm_context_is_the_models_whole_only_when_a_prompt_needs_it():
+    from eval.vllm_backend import SHORT_CONTEXT, engine_context
+
+    assert engine_context(SHORT_CONTEXT, 8192) == SHORT_CONTEXT
+    assert engine_context(SHORT_CONTEXT + 1, 8192) == 8192
+    with pytest.raises(ValueError, match="more than the model's context of 8192"):
+        engine_context(8193, 8192)
 
 
 def test_the_demo_arguments_parse_and_attack_only_served_systems():

@@ -154,12 +154,15 @@ def test_prober_sees_the_same_count_whatever_it_guesses(engine, audit_log):
     assert counts == [0, 0]  # every token but the last is reported cached, hit or not
 
 
-def test_same_tenant_again_hits_vllms_own_prefix_cache(engine, audit_log):
+def test_same_tenant_again_hits_vllms_own_prefix_cache(engine, audit_log, request_log):
     prompt = profile_first(CARLA, public_document("again"))
     first, _ = send(engine, prompt, CARLA.salt, audit_log, GREEDY_TOKENS)
     hits = prefix_cache_hits(engine)
     again, _ = send(engine, prompt, CARLA.salt, audit_log, GREEDY_TOKENS)
-    assert prefix_cache_hits(engine) - hits >= 128  # whole blocks of Carla's own salt
+    hit = prefix_cache_hits(engine) - hits
+    assert hit >= 128  # whole blocks of Carla's own salt
+    # The request log reports them (the evaluation counts them as served from a cache).
+    assert log_events(request_log, "prefill")[-1]["num_local_tokens"] == hit
     assert list(again.outputs[0].token_ids) == list(first.outputs[0].token_ids)
 
 
@@ -171,9 +174,14 @@ def test_own_engine_and_vllm_read_each_others_entries(engine, pool_dir, audit_lo
     document = public_document("vllm-to-own")
     publish(engine, profile_first(ALICE, document), ALICE.salt, audit_log)
     prompt = profile_first(BOB, document)
-    record = own.generate(BOB.salt, prompt, SamplingParams(max_new_tokens=1))
+    record = own.generate(BOB.salt, prompt, SamplingParams(max_new_tokens=4))
     shareable = shareable_document_tokens(tokenizer, prompt, document)
     assert tokens_in(record.hit_spans, shareable) >= 0.95 * len(shareable)
+    # The same prompt through the connector (a tenant vLLM's prefix cache knows nothing of):
+    # the own engine's plan, and its greedy tokens.
+    output, spans = send(engine, prompt, "tenant-dave", audit_log, max_tokens=4)
+    assert spans == [tuple(span) for span in record.hit_spans]
+    assert list(output.outputs[0].token_ids) == record.token_ids
     # The own engine publishes, vLLM reuses.
     document = public_document("own-to-vllm", index=1)
     record = own.generate(ALICE.salt, profile_first(ALICE, document),

@@ -10,7 +10,7 @@ import pytest
 from cacheprune.detectors import load_policy
 from cacheprune.vllm.orders import WorkerReport
 from cacheprune.vllm.scheduler_side import SchedulerSide
-from cacheprune.vllm.settings import parse_settings
+from cacheprune.vllm.settings import PUBLIC_RANGES_KEY, parse_settings
 
 SECRET = "alice.moreau@example.com"
 PROMPT = ("Please answer from the handbook below.\n\nMy e-mail is " + SECRET + ".\n\n"
@@ -173,3 +173,37 @@ def test_a_step_admits_when_it_starts_a_request(tokenizer):
     assert side.build_orders().admits  # a prefill order starts the request
     assert not side.build_orders().admits  # a decode step with nothing new is quiet
     assert side.build_orders(admits=True).admits  # vLLM's own new or resumed request
+
+
+def declaring(tokenizer, ranges, **extra) -> tuple[SchedulerSide, SimpleNamespace]:
+    """A scheduler side and a request whose kv_transfer_params declare `ranges` public."""
+    side = make_side(tokenizer, **extra)
+    req = request(tokenizer, kv_transfer_params={PUBLIC_RANGES_KEY: ranges})
+    return side, req
+
+
+def test_declared_public_ranges_are_not_scanned(tokenizer):
+    start = PROMPT.index(SECRET)
+    side, req = declaring(tokenizer, [[start, start + len(SECRET)]], accept_public_ranges=True)
+    assert side.matched_tokens(req, 0) == req.num_tokens - 1
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    (order,) = side.build_orders().prefills
+    flagged = {i for i, flag in enumerate(order.private) if flag}
+    assert not flagged & secret_tokens(tokenizer, PROMPT, SECRET)
+
+
+@pytest.mark.parametrize("ranges, extra, why", [
+    ([[0, 10]], {}, "accept_public_ranges is off: a client may not declare its text public"),
+    ([[0, len(PROMPT) + 1]], {"accept_public_ranges": True}, "past the prompt's end"),
+    ([[5, 2]], {"accept_public_ranges": True}, "ends before it starts"),
+    ([[0, "10"]], {"accept_public_ranges": True}, "not integers"),
+    ({"start": 0}, {"accept_public_ranges": True}, "not a list"),
+])
+def test_bad_public_ranges_leave_the_prompt_to_vllm(tokenizer, ranges, extra, why):
+    side, req = declaring(tokenizer, ranges, **extra)
+    assert side.matched_tokens(req, 0) == 0, why
+    side.after_alloc(req, [1, 2, 3], 0)
+    assert side.build_orders().prefills == []
+    req.status = SimpleNamespace(name="FINISHED_STOPPED")
+    side.finished(req)
+    assert side.num_tracked_requests == 0

@@ -1,0 +1,211 @@
+"""The word lists of the address detector and the patterns compiled from them.
+
+Cores (where an address starts), parts (what it grows over) and the look-back, for addresses in
+capitals and in lower case; see addresses.py for how they are used.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import regex
+from pydantic import BaseModel, ConfigDict, Field
+
+from cacheprune.detectors.yaml_io import load_spec
+
+
+class AddressWordsSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = 1
+    types_after_name: list[str] = Field(min_length=1)
+    types_before_number: list[str] = Field(min_length=1)
+    types_before_name: list[str] = Field(min_length=1)
+    types_after_number: list[str] = Field(min_length=1)
+    number_marks: list[str] = Field(min_length=1)
+    compound_suffixes: list[str] = Field(min_length=1)
+    weak_compound_suffixes: list[str] = Field(default_factory=list)
+    hyphen_suffixes: list[str] = Field(default_factory=list)
+    unit_words: list[str] = Field(min_length=1)
+    side_words: list[str] = Field(default_factory=list)
+    po_box_words: list[str] = Field(min_length=1)
+    house_words: list[str] = Field(default_factory=list)
+    postcodes: list[str] = Field(min_length=1)
+    not_before_number: list[str] = Field(default_factory=list)
+
+
+@functools.lru_cache(maxsize=4)
+def load_address_words(path: str | None = None) -> AddressWordsSpec:
+    return load_spec(AddressWordsSpec, path, "address_words.yaml")
+
+
+def _words(words: list[str], capital: bool = False) -> str:
+    """An alternation of words in any case, longest first; a trailing period is required.
+
+    With `capital`, a word without a period must be written with a capital first letter.
+    """
+    alternatives = []
+    for word in sorted(set(words), key=len, reverse=True):
+        escaped = regex.escape(word)
+        if word.endswith((".", "/", ":")):
+            alternatives.append(f"(?i:{escaped})")
+        else:
+            head = r"(?=\p{Lu})" if capital else ""
+            alternatives.append(rf"{head}(?i:{escaped})(?![\p{{L}}\p{{M}}\d])")
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+# A capitalized word of any script ('Hawthorne', 'Jean-Jaurès', 'Профсоюзная', 'Co.').
+# A period ends only a short word ('St.', 'Co.', 'Bât.'): after a longer one it ends the sentence.
+_WORD = r"(?:\p{Lu}[\p{L}\p{M}'’\-]{0,3}\.|\p{Lu}(?:[\p{L}\p{M}'’.\-]*[\p{L}\p{M}])?)"
+_ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
+_PARTICLE = (r"(?:de|del|dels|de la|della|dei|delle|di|da|do|dos|das|du|des|van|von|der|den|"
+             r"la|las|los|le|les|el|al|bin|y|e|am|an|auf|zum|zur|im|ob|sur|sous|upon|on|of|"
+             r"the|aan|op|te|et|d'|l')")
+_NAME = rf"(?:{_WORD}|{_ORDINAL})(?:[ \t]+(?:{_PARTICLE}[ \t]+)*(?:{_WORD}|{_ORDINAL})){{0,4}}"
+_NUMBER = r"\d{1,6}[A-Za-z]?(?:[-/](?:\d{1,5}[A-Za-z]?|[A-Za-z](?![\p{L}\d]))){0,3}"
+_NUMBER_END = r"(?![\p{L}\p{M}\d%]|[.,]\d)"
+_DIRECTION = r"(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b\.?)?"
+_ANY_WORD = r"\p{L}[\p{L}\p{M}'’\-]*"
+# A postcode of four or five digits (two letters may follow) and a town in any case.
+_POSTCODE_TOWN = rf"\d{{4,5}}(?:[ \t]?[A-Za-z]{{2}})?,?[ \t]+{_ANY_WORD}"
+# Words that lead up to an address and are no part of it ('moved to', 'at').
+_LEAD_WORD = r"(?i:to|at|in|on|from|of|the|and|a|an|my|our|is|near)[ \t]"
+_LOWER_STREET = (rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+"
+                 rf"{_POSTCODE_TOWN}")
+
+
+class Patterns:
+    """The compiled cores, parts and look-back of one word list."""
+
+    def __init__(self, words: AddressWordsSpec) -> None:
+        marks = rf"(?:{_words(words.number_marks)}\.?:?[ \t]*)?"
+        postcode = "|".join(words.postcodes)
+        not_before = "|".join(regex.escape(w) for w in words.not_before_number) or "(?!)"
+        guard = rf"(?<![\w/.\-])(?<!(?i:{not_before})\.?[ \t])"
+        # Lower-case addresses: postcodes in any case, found within the next two parts.
+        postcode_any = f"(?i:{postcode})"
+        postcode_ahead = (rf"(?=,?[ \t]+(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}},[ \t]*)?"
+                          rf"(?:\p{{L}}{{2,3}}[ \t]+)?(?:{postcode_any})(?![\p{{L}}\d\-]))")
+        long_types_before_name = [w for w in words.types_before_name if len(w) > 1]
+        suffix = _words(words.compound_suffixes)
+        hyphen = "|".join(regex.escape(s) for s in words.hyphen_suffixes) or "(?!)"
+        self.streets = regex.compile("|".join([
+            # '42 Wattle Street', '1203-88 Harbour Street', 'Plot 27, Adeola Odeku Street'
+            rf"{guard}{_NUMBER}(?:[ \t]?(?:bis|ter|[A-D])\b)?,?[ \t]+(?:{_NAME}[ \t]+)?"
+            rf"{_words(words.types_after_name, capital=True)}\.?{_DIRECTION}"
+            r"(?:[ \t]+\d{1,4}(?![\p{L}\d]))?",
+            # '418 Teheran-ro'
+            rf"{guard}{_NUMBER},?[ \t]+{_WORD}-(?i:{hyphen})\b",
+            # 'Mariahilfer Straße 88/2/14', 'Thorvald Meyers gate 58', 'Bağdat Cad. No: 214'
+            rf"(?<![\w\-]){_NAME}[ \t]+{_words(words.types_before_number)}\.?,?[ \t]+{marks}"
+            rf"{_NUMBER}{_NUMBER_END}",
+            # 'Kastanienallee 12a', 'Hans-Günter-Ring 5'
+            rf"(?<![\w\-])\p{{Lu}}[\p{{L}}\p{{M}}\-]*(?:{suffix}|-{_words(words.types_before_number)})"
+            rf"\.?,?[ \t]+{marks}{_NUMBER}{_NUMBER_END}",
+            # 'Calle Zacatecas 118', 'ul. Długa 8/3', 'Rua Oscar Freire, 1287', 'ул. X, д. 43'
+            rf"(?<![\w/\-])(?<!\bet[ \t]){_words(words.types_before_name, capital=True)}[ \t]*"
+            rf"(?:{_PARTICLE}[ \t]+)*{_NAME},?[ \t]+{marks}{_NUMBER}{_NUMBER_END}",
+            # '27, avenue Jean-Jaurès', '4520, rue Saint-Denis'
+            rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater|[A-D])\b)?,?[ \t]+"
+            rf"{_words(words.types_after_number)}[ \t]+(?:{_PARTICLE}[ \t]*)*{_NAME}",
+            # Lower case ('29, rue de la paix, 75002 paris', 'calle mayor 5, 28013 madrid'):
+            # any words may name the street, so a postcode and a town must follow it
+            rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater)\b)?,?[ \t]+"
+            rf"{_words(words.types_after_number)}[ \t]+{_LOWER_STREET}",
+            # ('callejón marcial guerra 812, ávila, 35010', 'al. bolesława chrobrego 68,
+            # 87-181 kalisz'): a postcode within the next two parts
+            rf"(?<![\w/\-])(?<!\bet[ \t]){_words(words.types_before_name)}[ \t]*"
+            rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+{marks}"
+            rf"{_NUMBER}{_NUMBER_END}{postcode_ahead}",
+            # '34675 akçay island, akarland, nj 04618'
+            rf"{guard}{_NUMBER},?[ \t]+(?:{_ANY_WORD}[ \t]+){{1,3}}"
+            rf"{_words(words.types_after_name)}\.?{postcode_ahead}",
+            # A street without a house number, then a postcode and a town ('rue Vincent, 95206
+            # CousinVille', 'plac Zbawiciela, 00-573 Warszawa')
+            rf"(?<![\w/\-])(?<!\bet[ \t]){_words(long_types_before_name)}[ \t]*"
+            rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,[ \t]+"
+            rf"(?:{postcode_any}),?[ \t]+{_ANY_WORD}",
+            # 'Unter den Linden 77, 10117 Berlin', 'Damrak 1, 1012 LG Amsterdam': no street
+            # type, but a postcode and a town right after the house number
+            rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})",
+        ]))
+        # A Brazilian postcode, its town and state ('15209-239 Moraes / ES') or US military
+        # mail ('FPO AP 96349') ends an address whose parts before it, after a comma each, are
+        # any words ('Sítio Sousa, Bandeirantes, '; 'USS Kidd, '): found from the tail, then
+        # `parts_before` looks back (matching from every word would cost more).
+        self.postcode_tail = regex.compile(
+            rf"(?<![\p{{L}}\d])(?:\d{{5}}-?\d{{3}}[ \t]+{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}"
+            rf"[ \t]*/[ \t]*\p{{L}}{{2}}|(?i:[AFD]PO[ \t]+A[AEP][ \t]+\d{{5}}))(?![\p{{L}}\d])"
+        )
+        self.parts_before = regex.compile(
+            rf"(?<![\p{{L}}\d])(?!{_LEAD_WORD})"
+            rf"(?:(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}|\d{{1,6}}),[ \t]*){{1,3}}$"
+        )
+        self.street_word = regex.compile(
+            "|".join([_words(words.types_after_name, capital=True),
+                      _words(words.types_before_number), _words(words.types_before_name,
+                                                                capital=True)])
+        )
+        unit = _words(words.unit_words)
+        unit_id = r"(?:No\.?[ \t]*)?(?=[\w/\-]*\d|\p{Lu}(?![\p{L}\d]))[\w/\-]{1,16}"
+        # Short unit words ('ap', 'et') only go on an address, they start none.
+        self.unit_core = regex.compile(
+            rf"(?<![\w.\-]){_words([w for w in words.unit_words if len(w) > 2])}\.?:?[ \t]*#?"
+            rf"[ \t]*{unit_id}"
+        )
+        weak = _words(words.weak_compound_suffixes) if words.weak_compound_suffixes else "(?!)"
+        # 'Mannerheimintie 48': an ending that also ends English words, so a postcode must follow
+        self.weak_street = regex.compile(
+            rf"(?<![\w\-])\p{{Lu}}[\p{{L}}\p{{M}}]{{3,}}{weak}\.?,?[ \t]+{marks}{_NUMBER}"
+            rf"{_NUMBER_END}"
+        )
+        self.po_box = regex.compile(
+            rf"(?<![\w.]){_words(words.po_box_words)}\.?[ \t]*(?:No\.?[ \t]*)?"
+            r"\d{1,6}(?:[ \-]\d{2,5}){0,3}(?![\w])"
+        )
+        self.postcode = regex.compile(rf"(?:{postcode})(?![\p{{L}}\d\-])")
+        atom = "|".join([
+            rf"{unit}\.?:?[ \t]*#?[ \t]*{unit_id}",
+            rf"(?:{postcode})(?![\p{{L}}\d\-])",
+            r"\d{1,2}\.?[ \t]?[ºª°oa]\.?(?:[ \t\-]?\p{Lu})?(?![\p{L}\d])",
+            rf"(?:\d{{1,2}}\.[ \t]?)?{_words(words.side_words)}\.?" if words.side_words
+            else "(?!)",
+            r"#[ \t]?\d[\w\-]*",
+            r"\p{Lu}{1,3}-\d{1,4}(?:/\d{1,3})?(?![\p{L}\d])",
+            _ORDINAL,
+            rf"{_NUMBER}(?![\p{{L}}\d])",
+            r"\(\p{Lu}[\p{L}\p{M} .\-]{0,30}\)",
+            _WORD,
+        ])
+        joint = r"(?:[ \t]*/[ \t]*|[ \t]+-[ \t]+|[ \t]+)"
+        self.part = regex.compile(
+            rf"(?:(?:{atom})(?:{joint}(?:{_PARTICLE}[ \t]+)*(?:{atom})){{0,7}})"
+        )
+        # A lower-case address grows over lower-case words too, a few per part, never over a
+        # word that goes on the sentence ('..., 35010 and then').
+        lower_word = (r"(?!(?:and|or|but|the|last|next|since|for|in|on|at|to|is|was|from|with|"
+                      r"y|e|et|und|en|o|ou|che|que|i)(?![\p{L}\d]))\p{Ll}[\p{L}\p{M}'’\-]*")
+        lower_atom = f"{atom}|(?i:{postcode})(?![\\p{{L}}\\d\\-])|{lower_word}"
+        self.lower_part = regex.compile(
+            rf"(?:(?:{lower_atom})(?:{joint}(?:{lower_atom})){{0,3}})"
+        )
+        # After a space (no comma), only a flat, a postcode or a street goes on the address.
+        self.opens_part = regex.compile(
+            rf"(?:{unit}\.?:?[ \t]*#?[ \t]*{unit_id}|#[ \t]?\d|"
+            r"\p{Lu}[ \t]?\d{1,4}(?![\p{L}\d])|"  # a staircase and flat: '48 B 17'
+            rf"(?:{postcode})(?![\p{{L}}\d\-])|"
+            rf"{_words(words.types_before_name, capital=True)})"
+        )
+        house = _words(words.house_words, capital=True) if words.house_words else "(?!)"
+        self.before = regex.compile(
+            rf"(?<![\p{{L}}\d])(?:(?:{unit}\.?[ \t]*#?[ \t]*{unit_id}|(?:{_WORD}[ \t]+){{1,3}}"
+            rf"{house}\.?)(?:,[ \t]*|[ \t]*/[ \t]*|[ \t]+)|{unit}\.?[ \t]+|"
+            # a street type the core left out ('plac ' of 'plac Fredry 661, 71-690 Bydgoszcz')
+            rf"{_words(long_types_before_name)}[ \t]+)$"
+        )
+
+
+@functools.lru_cache(maxsize=4)
+def compiled_patterns(words_file: str | None) -> Patterns:
+    return Patterns(load_address_words(words_file))

@@ -1,0 +1,169 @@
+"""The families of values issue 16's last round closed, each next to text that must stay public:
+lower-case handles after role words, lower-case names before 'says', names in scripts without
+capitals inside English text, titles and degrees around names, lower-case addresses, streets
+without a house number, and phone numbers with an extension or after a label."""
+
+from __future__ import annotations
+
+import pytest
+from detectors_faults import FindsOnly
+
+from cacheprune.detectors import DetectorChain, RuleDetector
+from cacheprune.detectors.addresses import AddressDetector
+from cacheprune.detectors.base import Detector
+from cacheprune.detectors.name_islands import NameIslands
+from cacheprune.detectors.name_words import load_name_words, ordinary_words
+from cacheprune.detectors.names import NameDetector
+from cacheprune.detectors.phones import PhoneDetector
+from cacheprune.detectors.policy import default_policy_path
+from cacheprune.detectors.validators import not_english_word
+
+RULES = default_policy_path().parent
+
+
+@pytest.fixture(scope="module")
+def names() -> NameDetector:
+    return NameDetector()
+
+
+@pytest.fixture(scope="module")
+def fields() -> RuleDetector:
+    return RuleDetector(rules_file=RULES / "fields.yaml", name="fields")
+
+
+def found(detector: Detector, text: str, entity: str | None = None) -> list[str]:
+    return sorted({text[s.start:s.end] for s in detector.detect(text)
+                   if entity is None or s.entity == entity})
+
+
+def covered(chain: DetectorChain, text: str) -> str:
+    """The characters of `text` the chain's spans cover, the rest replaced by '_'."""
+    chars = {i for s in chain.run(text).spans for i in range(s.start, s.end)}
+    return "".join(ch if i in chars else "_" for i, ch in enumerate(text))
+
+
+def only(text: str, value: str) -> str:
+    """`text` with everything but `value` replaced by '_': what `covered` must give."""
+    at = text.index(value)
+    return "_" * at + value + "_" * (len(text) - at - len(value))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Host ws-0193 (owner jmcallister) has MAC 00:1A", ["jmcallister"]),
+    ("Ticket 88 (reporter: vsokolova) closed; assignee: dpatel.", ["dpatel", "vsokolova"]),
+    ("reviewed by lfournier and merged by ebjornsson", ["ebjornsson", "lfournier"]),
+    ("cc: mhoang, tnakamura, rkaur", ["mhoang", "rkaur", "tnakamura"]),
+    ("on-call this week: akowalczyk", ["akowalczyk"]),
+    ("Besitzer: hmeyer", ["hmeyer"]),
+    ("user: okwame", ["okwame"]),
+])
+def test_lower_case_handles_after_role_words(fields, text: str, expected: list[str]) -> None:
+    assert found(fields, text, "USERNAME") == expected
+
+
+@pytest.mark.parametrize("text", [
+    "The dataset is owned by someone else and reviewed by experts.",
+    "authors iteratively propose attacks; user embeddings help; handle pair-wise inputs",
+    "the loss computed by softmax; the owner of the house; approved by default",
+    "User: hi there", "user: hello", "cc the team when it is green",
+])
+def test_role_words_in_prose_take_no_english_word(fields, text: str) -> None:
+    assert found(fields, text, "USERNAME") == []
+
+
+def test_the_english_word_check_agrees_with_the_lemma_tables() -> None:
+    words = ordinary_words()
+    for word in ("experts", "someone", "default", "house", "interface", "green", "iteratively"):
+        assert words.is_noun(word.removesuffix("s")) or words.is_other(word) or \
+            words.is_other(word.removesuffix("ly"))
+        assert not not_english_word(word)
+    for handle in ("jmcallister", "tnguyen", "vsokolova", "akowalczyk"):
+        assert not (words.is_noun(handle) or words.is_other(handle))
+        assert not_english_word(handle)
+    assert not not_english_word("high-order")  # every part an English word
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("[note: norma fisher says the folder moved]", ["norma fisher"]),
+    ("[note: bartholomäus caspar says hi]", ["bartholomäus caspar"]),
+    ("yesterday akosua mensah wrote that it left", ["akosua mensah"]),
+    ("ok so tomasz wiśniewski here, about the bill", ["tomasz wiśniewski"]),
+    ("[note: piero brunelleschi says so]", ["piero brunelleschi"]),
+    ("and esther aelftrud van wessex said no", ["esther aelftrud van wessex"]),
+    ("ask 鈴木 香織 about it", ["鈴木 香織"]),
+    ("[Reminder: 林 晃 (id 20) disagrees]", ["林 晃"]),
+    ("ask सुनील वर्मा about the invoice", ["सुनील वर्मा"]),
+    ("my colleague محمد الحسن will join", ["محمد الحسن"]),
+])
+def test_lower_case_and_other_script_names_in_english_text(names, text: str,
+                                                           expected: list[str]) -> None:
+    assert found(names, text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "the old man said nothing; the loss function says little; the reviewer here agreed",
+    "the quick brown fox said; search engine optimization says; the neural network model says",
+    "my neighbour and the parking here",
+])
+def test_said_words_alone_make_no_name(names, text: str) -> None:
+    assert found(names, text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "In Hindi, नमस्ते is a greeting.", "田中さんは東京に住んでいます。",
+    "मेरा नाम राहुल है और मैं दिल्ली में रहता हूँ।", "see 東京 大学 (2019) for details",
+])
+def test_other_scripts_are_islands_only_between_latin_words(text: str) -> None:
+    # A lone word, a sentence of another script, or a run without a family name: no island.
+    assert NameIslands(load_name_words()).find(text) == []
+
+
+@pytest.mark.parametrize(("text", "piece", "whole"), [
+    ("ask Dipl.-Ing. Rocco Liebelt.]", "Rocco Liebelt", "Dipl.-Ing. Rocco Liebelt"),
+    ("ask Erhard Geisler B.Eng..]", "Erhard Geisler B", "Erhard Geisler B.Eng."),
+    ("signed by Ana Ruiz, PhD and others", "Ana Ruiz", "Ana Ruiz, PhD"),
+    ("Kính gửi Quý ông Trần Văn Hùng.", "Trần Văn Hùng", "Quý ông Trần Văn Hùng"),
+    ("ask माननीय प्रमोद साहा.]", "प्रमोद साहा", "माननीय प्रमोद साहा"),
+])
+def test_titles_before_and_degrees_after_a_name_are_masked_with_it(text, piece, whole) -> None:
+    chain = DetectorChain([FindsOnly(piece)], timeout_s=None)
+    assert covered(chain, text) == only(text, whole)
+
+
+@pytest.mark.parametrize("value", [
+    "callejón marcial guerra 812, ávila, 35010", "al. bolesława chrobrego 68, 87-181 kalisz",
+    "34675 akçay island, akarland, nj 04618", "88 harbour view road, glenroy, vic 3046",
+    "rue Vincent, 95206 CousinVille", "plac Fredry 661, 71-690 Bydgoszcz",
+    "Isapad 4, 7993XJ, Hertme", "Sítio Sousa, Bandeirantes, 15209-239 Moraes / ES",
+    "conjunto melo, jardim alvorada, 28790-025 viana da mata / rr",
+    "PSC 1005, Box 77, APO AE 09021", "USS Kidd, FPO AP 96349",
+])
+def test_lower_case_addresses_and_streets_without_a_number(value: str) -> None:
+    chain = DetectorChain([AddressDetector()], timeout_s=None)
+    text = f"I moved to {value} last week."
+    assert covered(chain, text) == only(text, value)
+
+
+@pytest.mark.parametrize("text", [
+    "we meet at the main square, 12 stalls and 40 stands, and go on to the next one",
+    "Street 7 of the festival map, 12 stalls, 40 stands and 3 stages.",
+])
+def test_lower_case_words_near_numbers_are_no_address(text: str) -> None:
+    assert found(AddressDetector(), text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("ask them at 472.383.3410x33917 about it", "472.383.3410x33917"),
+    ("Call me back on +90(929)007-5400x9171 if unclear.", "+90(929)007-5400x9171"),
+    ("Phone: (07937) 37637\nPlease pay", "(07937) 37637"),
+    ("Phone: (00)921-9635\nPlease pay", "(00)921-9635"),
+])
+def test_phone_extensions_and_numbers_after_a_label(text: str, value: str) -> None:
+    chain = DetectorChain([PhoneDetector(), RuleDetector()], timeout_s=None)
+    assert covered(chain, text) == only(text, value)
+
+
+def test_a_phone_label_does_not_make_any_number_a_phone() -> None:
+    chain = DetectorChain([PhoneDetector(), RuleDetector()], timeout_s=None)
+    text = "the phone is a 2019 model with a 3x3 grid and 1024x768 pixels"
+    assert covered(chain, text) == "_" * len(text)
