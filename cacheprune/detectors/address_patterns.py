@@ -32,6 +32,7 @@ class AddressWordsSpec(BaseModel):
     house_words: list[str] = Field(default_factory=list)
     postcodes: list[str] = Field(min_length=1)
     not_before_number: list[str] = Field(default_factory=list)
+    division_words: list[str] = Field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=4)
@@ -165,6 +166,7 @@ class Patterns:
             r"\d{1,6}(?:[ \-]\d{2,5}){0,3}(?![\w])"
         )
         self.postcode = regex.compile(rf"(?:{postcode})(?![\p{{L}}\d\-])")
+        self.divided = _divided_address(words.division_words)
         atom = "|".join([
             rf"{unit}\.?:?[ \t]*#?[ \t]*{unit_id}",
             rf"(?:{postcode})(?![\p{{L}}\d\-])",
@@ -204,6 +206,26 @@ class Patterns:
             # a street type the core left out ('plac ' of 'plac Fredry 661, 71-690 Bydgoszcz')
             rf"{_words(long_types_before_name)}[ \t]+)$"
         )
+
+
+def _divided_address(division_words: list[str]) -> regex.Pattern[str]:
+    """A house number, its street in any case, then at least one named division ('95 Khu 17
+    đường Hùng Vương, phường Đông Hòa, Thành phố Hải Phòng', 'Số 3/76 Xô Viết Nghệ Tĩnh Phường
+    An Nhơn'): where no postcode is written, the ward, district and province words of the
+    country say it is an address."""
+    if not division_words:
+        return regex.compile("(?!)")
+    division = _words(division_words)
+    # NOTE: every word is one run of letters and a single separator, so the bounded repeats
+    # backtrack over at most a few words per house number.
+    street = r"(?:[\p{L}\p{M}]+|\d{1,5}(?:/\d{1,5}){0,3})"
+    # A division's name stops before the next division word ('Phường An Nhơn Thành phố ...').
+    name_word = rf"(?!{division})(?:\p{{Lu}}[\p{{L}}\p{{M}}]*|\d{{1,3}})"
+    name = rf"{name_word}(?:[ \t]+{name_word}){{0,4}}"
+    return regex.compile(
+        rf"(?<![\w/.\-])(?:(?i:số)\.?[ \t]*)?\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}}[A-Za-z]?){{0,3}}"
+        rf"(?:,?[ \t]+{street}){{1,8}}?(?:,?[ \t]+{division}[ \t]+{name}){{1,4}}"
+    )
 
 
 @functools.lru_cache(maxsize=4)
