@@ -62,7 +62,7 @@ _WORD = r"(?:\p{Lu}[\p{L}\p{M}'’\-]{0,3}\.|\p{Lu}(?:[\p{L}\p{M}'’.\-]*[\p{L}
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
 _PARTICLE = (r"(?:de|del|dels|de la|della|dei|delle|di|da|do|dos|das|du|des|van|von|der|den|"
              r"la|las|los|le|les|el|al|bin|y|e|am|an|auf|zum|zur|im|ob|sur|sous|upon|on|of|"
-             r"the|aan|op|te|et|d'|l')")
+             r"the|aan|op|te|et|d'|l'|[Dd]e'|[Dd]e’|[Dd]a'|[Dd]a’)")
 _NAME = rf"(?:{_WORD}|{_ORDINAL})(?:[ \t]+(?:{_PARTICLE}[ \t]+)*(?:{_WORD}|{_ORDINAL})){{0,4}}"
 _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-/](?:\d{1,5}[A-Za-z]?|[A-Za-z](?![\p{L}\d]))){0,3}"
 _NUMBER_END = r"(?![\p{L}\p{M}\d%]|[.,]\d)"
@@ -130,6 +130,10 @@ class Patterns:
             # 'Unter den Linden 77, 10117 Berlin', 'Damrak 1, 1012 LG Amsterdam': no street
             # type, but a postcode and a town right after the house number
             rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})",
+            # '07986 Afife Rue, New Misra, ME 72222': a street type no list holds, but a town,
+            # a state and a ZIP code after it
+            rf"{guard}{_NUMBER}[ \t]+{_WORD}[ \t]+{_NAME}(?=,[ \t]+{_NAME},[ \t]+\p{{Lu}}{{2}}[ \t]+"
+            r"\d{5}(?:-\d{4})?(?!\d))",
         ]))
         # A Brazilian postcode, its town and state ('15209-239 Moraes / ES') or US military
         # mail ('FPO AP 96349') ends an address whose parts before it, after a comma each, are
@@ -167,6 +171,7 @@ class Patterns:
         )
         self.postcode = regex.compile(rf"(?:{postcode})(?![\p{{L}}\d\-])")
         self.divided = _divided_address(words.division_words)
+        self.pin_address = regex.compile(_PIN_ADDRESS)
         atom = "|".join([
             rf"{unit}\.?:?[ \t]*#?[ \t]*{unit_id}",
             rf"(?:{postcode})(?![\p{{L}}\d\-])",
@@ -226,6 +231,21 @@ def _divided_address(division_words: list[str]) -> regex.Pattern[str]:
         rf"(?<![\w/.\-])(?:(?i:số)\.?[ \t]*)?\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}}[A-Za-z]?){{0,3}}"
         rf"(?:,?[ \t]+{street}){{1,8}}?(?:,?[ \t]+{division}[ \t]+{name}){{1,4}}"
     )
+
+
+# A word that starts with a capital or is of a script without capitals ('Gandhi', 'लखनऊ').
+_UNCASED_OR_CAPITAL = r"(?!\p{Ll})[\p{L}\p{M}]+(?:[.'’\-][\p{L}\p{M}]+)*"
+# An Indian address in a script without capitals: a house number and its street, then after
+# a comma or on the next line a town and a six-digit PIN ('27 राजेश शर्मा\nलखनऊ-226001').
+# NOTE: the street must be in such a script; in Latin letters a street type or locality word
+# ('Marg', 'Nagar') starts the address, and 'Table 3 Results\nTotal 100000' stays public.
+_UNCASED_WORD = r"\p{Lo}[\p{L}\p{M}]*"
+_PIN_ADDRESS = (
+    rf"(?<![\w/.\-])\d{{1,5}}[A-Za-z]?(?:[-/]\d{{1,5}}){{0,3}},?[ \t]+{_UNCASED_WORD}"
+    rf"(?:[ \t]+{_UNCASED_WORD}){{0,4}}(?:,[ \t]*|[ \t]*\r?\n[ \t]*){_UNCASED_OR_CAPITAL}"
+    rf"(?:[ \t]+{_UNCASED_OR_CAPITAL}){{0,2}}(?:[ \t]*-[ \t]*|,?[ \t]+)[1-9]\d{{2}} ?\d{{3}}"
+    r"(?![\p{L}\d])"
+)
 
 
 @functools.lru_cache(maxsize=4)
