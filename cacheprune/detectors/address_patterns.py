@@ -132,8 +132,8 @@ class Patterns:
             rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})",
             # '07986 Afife Rue, New Misra, ME 72222': a street type no list holds, but a town,
             # a state and a ZIP code after it
-            rf"{guard}{_NUMBER}[ \t]+{_WORD}[ \t]+{_NAME}(?=,[ \t]+{_NAME},[ \t]+\p{{Lu}}{{2}}[ \t]+"
-            r"\d{5}(?:-\d{4})?(?!\d))",
+            rf"{guard}{_NUMBER}[ \t]+{_WORD}[ \t]+{_NAME}(?=,[ \t]+{_NAME},[ \t]+"
+            r"\p{Lu}{2}[ \t]+\d{5}(?:-\d{4})?(?!\d))",
         ]))
         # A Brazilian postcode, its town and state ('15209-239 Moraes / ES') or US military
         # mail ('FPO AP 96349') ends an address whose parts before it, after a comma each, are
