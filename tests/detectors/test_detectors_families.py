@@ -189,6 +189,7 @@ def test_addresses_by_division_words_pin_codes_and_state_zip_tails(value: str) -
 @pytest.mark.parametrize("value", [
     "神奈川県横浜市中区山下町3丁目8番2号 パークタワー山下1204",
     "福岡県福岡市博多区博多駅前5丁目12番7号 サンハイツ博多 305号室",
+    "福岡県福岡市博多区博多駅前5丁目12番7号 サンハイツ博多",
 ])
 def test_a_japanese_building_and_room_after_the_block_numbers(value: str) -> None:
     chain = DetectorChain([RuleDetector(rules_file=RULES / "addresses.yaml",
