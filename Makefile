@@ -38,8 +38,17 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -c "$$CHECK_VERSIONS"
 	touch $@
 
+# The demo: whole documents, 4 questions each (12 requests, 9 of them warm), no sharing, the
+# unsafe global prefix cache, cacheprune in both publish modes and the oracle bound; the unsafe
+# cache and isolated mode attacked (hit-count oracle). Everything else stays a flag away
+# (README.md, docs/evaluation.md); `make demo DEMO_ARGS=` runs every system and attack.
+DEMO_ARGS ?= --queries-per-doc 4 \
+	--systems no_sharing "global_prefix (unsafe)" "cacheprune_paper_baseline (research)" \
+	cacheprune_isolated --attack-systems "global_prefix (unsafe)" cacheprune_isolated \
+	--dictionary-oracles hits --probe-budget 8 --dictionary-size 4
+
 demo: setup
-	$(PY) -m eval --dataset default --max-words 0
+	$(PY) -m eval --dataset default --max-words 0 $(DEMO_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check cacheprune tests eval benchmarks datasets

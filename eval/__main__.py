@@ -20,10 +20,12 @@ from cacheprune.engine import SamplingParams, Transformer, load_default
 from cacheprune.models import ChatTokenizer, converted_folder, load_tokenizer, model_identity
 from cacheprune.models.hf_loader import read_config
 from eval.attacks import AttackSettings
+from eval.attacks.oracles import ORACLES
 from eval.bound import OracleBound
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
 from eval.runner import ATTACKED, SYSTEMS, compare_with_reference, run_systems
+from eval.timing import RunClock
 from eval.workload import Request, WorkloadConfig, WorkloadError, build_requests
 from eval.workload.fit import describe_cuts, fit_to_context
 
@@ -60,10 +62,14 @@ def _parser() -> argparse.ArgumentParser:
                              "attack (the report says where it ran out)")
     parser.add_argument("--dictionary-size", type=int, default=_ATTACK_DEFAULTS.num_candidates,
                         help="candidates of the dictionary attack, the true value included")
+    parser.add_argument("--dictionary-oracles", nargs="+", choices=ORACLES,
+                        default=list(_ATTACK_DEFAULTS.dictionary_oracles),
+                        help="oracles of the dictionary attack (default: both)")
     parser.add_argument("--extension-oracles", nargs="*", choices=["hits"],
                         default=list(_ATTACK_DEFAULTS.extension_oracles),
-                        help="oracles of the extension attack: the hit count, or none (the "
-                             "dictionary attack reads both the hit count and the TTFT)")
+                        help="oracles of the extension attack: the hit count, or none (a timing "
+                             "verdict needs rounds on fresh caches: the dictionary attack reads "
+                             "the TTFT)")
     parser.add_argument("--timing-rounds", type=int, default=_ATTACK_DEFAULTS.timing_rounds,
                         help="fresh engines the TTFT dictionary attack times each candidate on; "
                              "it claims by a rank test at a 1%% false-claim rate")
@@ -133,17 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         attack_settings = AttackSettings(
             budget_per_value=args.probe_budget, num_candidates=args.dictionary_size,
+            dictionary_oracles=tuple(args.dictionary_oracles),
             extension_oracles=tuple(args.extension_oracles), timing_rounds=args.timing_rounds)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    clock = RunClock()
     model: Transformer | None = None  # the own engine's; None on the vLLM backend
     folder = converted_folder() if args.backend == "vllm" else None
-    if folder is not None:
-        tokenizer, context = load_tokenizer(str(folder)), read_config(folder).max_context
-    else:
-        model, tokenizer = load_default()
-        context = model.config.max_context
+    with clock.time("setup", "model load"):
+        if folder is not None:
+            tokenizer, context = load_tokenizer(str(folder)), read_config(folder).max_context
+        else:
+            model, tokenizer = load_default()
+            context = model.config.max_context
     max_prompt_tokens = context - args.max_new_tokens
     try:
         requests, cuts = fit_to_context(documents, config, _prompt_token_counter(tokenizer),
@@ -158,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         length_note += (" The documents are declared public (--documents-public): the detectors "
                         "scan only the tenants' own text.")
     print(length_note)
-    policy = load_policy(args.policy)
+    with clock.time("setup", "detectors load"):
+        policy = load_policy(args.policy)
     print(f"{args.dataset}: {len(documents)} documents, {len(requests)} requests, "
           f"{args.tenants} tenants; {args.backend} systems: {', '.join(args.systems)}")
     started = time.perf_counter()
@@ -178,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
                                for name in args.systems}, model, tokenizer, policy, requests,
                               SamplingParams(max_new_tokens=args.max_new_tokens),
-                              args.victims, attack_settings, tuple(args.attack_systems), bound)
+                              args.victims, attack_settings, tuple(args.attack_systems), bound,
+                              clock)
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),
@@ -189,11 +200,17 @@ def main(argv: list[str] | None = None) -> int:
         "documents_cut": [asdict(cut) for cut in cuts], "length_note": length_note,
         "max_new_tokens": args.max_new_tokens, "seed": args.seed, "victims": args.victims,
         "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,
+        "dictionary_oracles": args.dictionary_oracles, "extension_oracles": args.extension_oracles,
+        "attack_systems": args.attack_systems,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
+        "timings_s": clock.seconds,
     }
     records = None if bound is None else bound.records
-    report = write_report(results, args.out, meta, records)
+    with clock.time("setup", "report"):
+        report = write_report(results, args.out, meta, records)
+    print(f"\nwhere the time went (wall seconds; the engine backend splits serving):\n"
+          f"{clock.table()}")
     print("\n" + markdown_table(results, records) + f"\n\nreport: {report}  plot: "
           f"{args.out / 'summary.png'}  raw: {args.out / 'raw.json'}")
     return 0

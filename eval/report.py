@@ -11,6 +11,7 @@ from eval.bound import summary as bound_summary
 from eval.privacy_report import attack_tables, detector_coverage
 from eval.runner import REFERENCE, SystemResult
 from eval.targets import targets_table
+from eval.timing import RunClock
 
 COLUMNS = [
     ("TTFT med s", "ttft_median_s", "{:.2f}"),
@@ -80,6 +81,7 @@ def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any
         f"the value private), over the whole workload:\n\n{detector_coverage(results)}\n\n"
         "Attacks on the victims' values (attack/oracle: recovered/attacked, probes spent; see "
         f"docs/evaluation.md):\n\n{attack_tables(results)}\n\n"
+        f"{_timings_section(meta)}"
         "![summary](summary.png)\n"
     )
     raw: dict[str, Any] = {"meta": meta, "systems": [r.as_dict() for r in results]}
@@ -88,6 +90,15 @@ def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any
     (out_dir / "raw.json").write_text(json.dumps(raw, indent=2))
     _plot(results, out_dir / "summary.png", bound)
     return report
+
+
+def _timings_section(meta: dict[str, Any]) -> str:
+    if not meta.get("timings_s"):
+        return ""
+    return ("## Where the time went\n\nWall seconds of the run per part and phase (serving: "
+            "before the prefill = chat template, tokenizing, detection, pool lookup and reads; "
+            "publish = what runs after the answer; the bound's reference prefill is off its "
+            f"clock):\n\n{RunClock(meta['timings_s']).table()}\n\n")
 
 
 def _plot(results: list[SystemResult], path: Path, bound: Bound | None = None) -> None:

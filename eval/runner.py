@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import asdict, dataclass, field
 from functools import partial
 
@@ -14,11 +15,12 @@ from cacheprune.models import ChatTokenizer
 from cacheprune.serving import Engine, EngineConfig, RequestRecord, SamplingParams
 from eval.attacks import AttackSettings, SystemAttacks, attack_system
 from eval.attacks.summary import values_recovered
-from eval.bound import OracleBound
+from eval.bound import KeepReferenceKV, OracleBound
 from eval.hits import count_document_hits
 from eval.leakage import contextual_recovery
 from eval.masked import fully_masked_slots
 from eval.metrics import rouge_l, token_f1
+from eval.timing import RunClock
 from eval.workload import SYSTEM_PROMPT, Request
 
 PAPER_BASELINE = "cacheprune_paper_baseline (research)"
@@ -35,6 +37,7 @@ SYSTEMS: dict[str, EngineConfig] = {
                                        public_system_prompt=SYSTEM_PROMPT),
 }
 REFERENCE = "no_sharing"
+BOUND_PART = "oracle bound"  # the bound's row in the run's timings
 # Systems attacked by default: the unsafe global prefix cache (the positive control) and
 # cacheprune's modes. No sharing and a prefix cache per tenant give another tenant nothing to
 # probe; fixed chunks can be added (--attack-systems), but each of its probes is a full prefill.
@@ -119,34 +122,52 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
                 sampling: SamplingParams, num_victims: int,
                 attack_settings: AttackSettings | None = None,
                 attacked: tuple[str, ...] = ATTACKED,
-                bound: OracleBound | None = None) -> list[SystemResult]:
+                bound: OracleBound | None = None,
+                clock: RunClock | None = None) -> list[SystemResult]:
     """Serve the workload in order on a fresh engine per system, then attack the systems in
     `attacked` (each attack on fresh engines that served only its victim, see eval.attacks).
 
     The systems take turns request by request (each engine still sees the whole workload in
     order), so a slow spell of the machine lands on all of them rather than on one. `bound`,
-    if given, takes its turn after them (it times warm requests only).
+    if given, takes its turn after them (it times warm requests only). `clock`, if given,
+    gets the wall time of each system's serving (split as the requests' figures allow), its
+    attacks and leakage check, and the bound's.
     """
+    clock = clock or RunClock()
     engines = {name: Engine(model, tokenizer, policy, config) for name, config in systems.items()}
+    reference_kv = None
+    if bound is not None and REFERENCE in engines:
+        # NOTE: the bound reuses the no-sharing system's full prefill of each prompt rather
+        # than computing it again (see eval.bound.reference); no sharing behaves the same.
+        reference_kv = KeepReferenceKV()
+        engines[REFERENCE].strategy = reference_kv
     results = {name: SystemResult(name) for name in systems}
     documents_seen: set[str] = set()
     for request in tqdm(requests, desc="requests (every system)", unit="req"):
         for name, engine in engines.items():
             results[name].requests.append(_serve(engine, tokenizer, request, sampling,
-                                                 request.doc_id in documents_seen))
+                                                 request.doc_id in documents_seen, clock, name))
         if bound is not None:
-            bound.serve(request, warm=request.doc_id in documents_seen)
+            started = time.perf_counter()
+            record = bound.serve(request, warm=request.doc_id in documents_seen,
+                                 reference=reference_kv.take() if reference_kv else None)
+            spent = time.perf_counter() - started
+            timed = 0.0 if record is None else record.ttft_s
+            clock.add(BOUND_PART, "bound: timed", timed)
+            clock.add(BOUND_PART, "bound: off the clock", spent - timed)
         documents_seen.add(request.doc_id)
     victims = first_request_per_tenant(requests)[:num_victims]
     settings = attack_settings or AttackSettings()
     for name, engine in engines.items():
         result = results[name]
-        result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine, requests)
+        with clock.time(name, "ctx leakage"):
+            result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine,
+                                                                                   requests)
     for name in tqdm([n for n in systems if n in attacked], desc="attacks", unit="system"):
-
         config = systems[name]
-        attacks = attack_system(partial(Engine, model, tokenizer, policy, config), victims,
-                                settings, logprob=config.mode == "cacheprune")
+        with clock.time(name, "attacks"):
+            attacks = attack_system(partial(Engine, model, tokenizer, policy, config), victims,
+                                    settings, logprob=config.mode == "cacheprune")
         results[name].attacks = attacks
         results[name].direct_leakage = attacks.direct.ratio
         results[name].direct_private_tokens = attacks.direct.num_private_tokens
@@ -154,10 +175,21 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
 
 
 def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling: SamplingParams,
-           document_seen_before: bool) -> RequestResult:
+           document_seen_before: bool, clock: RunClock, name: str) -> RequestResult:
+    started = time.perf_counter()
     record = engine.generate(request.tenant, request.messages, sampling,
                              request.public_char_ranges)
-    return request_result(tokenizer, request, record, document_seen_before)
+    served = time.perf_counter()
+    stats = record.stats
+    # Before the prefill: chat template, tokenizing, detection, pool lookup and reads.
+    clock.add(name, "before prefill", stats.ttft_s - stats.prefill_s)
+    clock.add(name, "prefill", stats.prefill_s)
+    clock.add(name, "decode", stats.decode_s)
+    # After the answer: publishing (the annotator, isolated mode's private-free pass, staging).
+    clock.add(name, "publish", served - started - stats.ttft_s - stats.decode_s)
+    result = request_result(tokenizer, request, record, document_seen_before)
+    clock.add(name, "scoring", time.perf_counter() - served)
+    return result
 
 
 def request_result(tokenizer: ChatTokenizer, request: Request, record: RequestRecord,

@@ -32,6 +32,7 @@ class AddressWordsSpec(BaseModel):
     house_words: list[str] = Field(default_factory=list)
     postcodes: list[str] = Field(min_length=1)
     not_before_number: list[str] = Field(default_factory=list)
+    division_words: list[str] = Field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=4)
@@ -61,7 +62,7 @@ _WORD = r"(?:\p{Lu}[\p{L}\p{M}'’\-]{0,3}\.|\p{Lu}(?:[\p{L}\p{M}'’.\-]*[\p{L}
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
 _PARTICLE = (r"(?:de|del|dels|de la|della|dei|delle|di|da|do|dos|das|du|des|van|von|der|den|"
              r"la|las|los|le|les|el|al|bin|y|e|am|an|auf|zum|zur|im|ob|sur|sous|upon|on|of|"
-             r"the|aan|op|te|et|d'|l')")
+             r"the|aan|op|te|et|d'|l'|[Dd]e'|[Dd]e’|[Dd]a'|[Dd]a’)")
 _NAME = rf"(?:{_WORD}|{_ORDINAL})(?:[ \t]+(?:{_PARTICLE}[ \t]+)*(?:{_WORD}|{_ORDINAL})){{0,4}}"
 _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-/](?:\d{1,5}[A-Za-z]?|[A-Za-z](?![\p{L}\d]))){0,3}"
 _NUMBER_END = r"(?![\p{L}\p{M}\d%]|[.,]\d)"
@@ -129,6 +130,10 @@ class Patterns:
             # 'Unter den Linden 77, 10117 Berlin', 'Damrak 1, 1012 LG Amsterdam': no street
             # type, but a postcode and a town right after the house number
             rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})",
+            # '07986 Afife Rue, New Misra, ME 72222': a street type no list holds, but a town,
+            # a state and a ZIP code after it
+            rf"{guard}{_NUMBER}[ \t]+{_WORD}[ \t]+{_NAME}(?=,[ \t]+{_NAME},[ \t]+"
+            r"\p{Lu}{2}[ \t]+\d{5}(?:-\d{4})?(?!\d))",
         ]))
         # A Brazilian postcode, its town and state ('15209-239 Moraes / ES') or US military
         # mail ('FPO AP 96349') ends an address whose parts before it, after a comma each, are
@@ -165,6 +170,8 @@ class Patterns:
             r"\d{1,6}(?:[ \-]\d{2,5}){0,3}(?![\w])"
         )
         self.postcode = regex.compile(rf"(?:{postcode})(?![\p{{L}}\d\-])")
+        self.divided = _divided_address(words.division_words)
+        self.pin_address = regex.compile(_PIN_ADDRESS)
         atom = "|".join([
             rf"{unit}\.?:?[ \t]*#?[ \t]*{unit_id}",
             rf"(?:{postcode})(?![\p{{L}}\d\-])",
@@ -204,6 +211,41 @@ class Patterns:
             # a street type the core left out ('plac ' of 'plac Fredry 661, 71-690 Bydgoszcz')
             rf"{_words(long_types_before_name)}[ \t]+)$"
         )
+
+
+def _divided_address(division_words: list[str]) -> regex.Pattern[str]:
+    """A house number, its street in any case, then at least one named division ('95 Khu 17
+    đường Hùng Vương, phường Đông Hòa, Thành phố Hải Phòng', 'Số 3/76 Xô Viết Nghệ Tĩnh Phường
+    An Nhơn'): where no postcode is written, the ward, district and province words of the
+    country say it is an address."""
+    if not division_words:
+        return regex.compile("(?!)")
+    division = _words(division_words)
+    # NOTE: every word is one run of letters and a single separator, so the bounded repeats
+    # backtrack over at most a few words per house number.
+    street = r"(?:[\p{L}\p{M}]+|\d{1,5}(?:/\d{1,5}){0,3})"
+    # A division's name stops before the next division word ('Phường An Nhơn Thành phố ...').
+    name_word = rf"(?!{division})(?:\p{{Lu}}[\p{{L}}\p{{M}}]*|\d{{1,3}})"
+    name = rf"{name_word}(?:[ \t]+{name_word}){{0,4}}"
+    return regex.compile(
+        rf"(?<![\w/.\-])(?:(?i:số)\.?[ \t]*)?\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}}[A-Za-z]?){{0,3}}"
+        rf"(?:,?[ \t]+{street}){{1,8}}?(?:,?[ \t]+{division}[ \t]+{name}){{1,4}}"
+    )
+
+
+# A word that starts with a capital or is of a script without capitals ('Gandhi', 'लखनऊ').
+_UNCASED_OR_CAPITAL = r"(?!\p{Ll})[\p{L}\p{M}]+(?:[.'’\-][\p{L}\p{M}]+)*"
+# An Indian address in a script without capitals: a house number and its street, then after
+# a comma or on the next line a town and a six-digit PIN ('27 राजेश शर्मा\nलखनऊ-226001').
+# NOTE: the street must be in such a script; in Latin letters a street type or locality word
+# ('Marg', 'Nagar') starts the address, and 'Table 3 Results\nTotal 100000' stays public.
+_UNCASED_WORD = r"\p{Lo}[\p{L}\p{M}]*"
+_PIN_ADDRESS = (
+    rf"(?<![\w/.\-])\d{{1,5}}[A-Za-z]?(?:[-/]\d{{1,5}}){{0,3}},?[ \t]+{_UNCASED_WORD}"
+    rf"(?:[ \t]+{_UNCASED_WORD}){{0,4}}(?:,[ \t]*|[ \t]*\r?\n[ \t]*){_UNCASED_OR_CAPITAL}"
+    rf"(?:[ \t]+{_UNCASED_OR_CAPITAL}){{0,2}}(?:[ \t]*-[ \t]*|,?[ \t]+)[1-9]\d{{2}} ?\d{{3}}"
+    r"(?![\p{L}\d])"
+)
 
 
 @functools.lru_cache(maxsize=4)

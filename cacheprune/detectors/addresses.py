@@ -81,6 +81,10 @@ class AddressDetector(Detector):
                 end, _ = self._grow(text, match.end(), match.group().islower())
                 spans.append(Span(ENTITY, self._back(text, match.start()), end, 0.75,
                                   self.name))
+            for pattern in (patterns.divided, patterns.pin_address):
+                for match in pattern.finditer(text, window_start, window_end):
+                    spans.append(Span(ENTITY, self._back(text, match.start()), match.end(),
+                                      0.75, self.name))
             for match in patterns.postcode_tail.finditer(text, window_start, window_end):
                 look_back = max(0, match.start() - _LOOK_BACK)
                 parts = patterns.parts_before.search(text, look_back, match.start())

@@ -3,10 +3,11 @@ them are private. Built once, after detection; read by every step that follows."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from cacheprune.serving.public_view import PublicView
 from cacheprune.tokens import MaskArray, TokenIds
 
 
@@ -17,6 +18,15 @@ class ServedRequest:
     token_ids: TokenIds
     private: MaskArray  # one flag per token: True where the detectors flagged it
     failed_closed_reason: str | None  # detection failed: every token is private
+    # The two ways the pool sees the prompt (`PublicView`), built once here: plan, capture and
+    # publish each read them, and rebuilding them per step cost time for nothing.
+    public_view: PublicView = field(init=False, repr=False, compare=False)  # private ones out
+    whole_view: PublicView = field(init=False, repr=False, compare=False)  # private ones flagged
+
+    def __post_init__(self) -> None:
+        # NOTE: frozen, so the derived views are set the one way a frozen dataclass allows.
+        object.__setattr__(self, "public_view", PublicView.of(self.token_ids, self.private))
+        object.__setattr__(self, "whole_view", PublicView.whole(self.token_ids, self.private))
 
     @property
     def num_tokens(self) -> int:

@@ -34,7 +34,7 @@ class PoolSharing(SharingStrategy):
         self.config = config
 
     def search_view(self, request: ServedRequest) -> PublicView:
-        return PublicView.whole(request.token_ids, request.private)
+        return request.whole_view
 
     def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
         # NOTE: a prefill that computes no run of min_len publishable tokens (a warm request
@@ -136,7 +136,7 @@ class SegmentSharing(PoolSharing):
         return self.config.publish_mode == "isolated" and request.num_private > 0
 
     def search_view(self, request: ServedRequest) -> PublicView:
-        return PublicView.of(request.token_ids, request.private)
+        return request.public_view
 
     def segments(self, request: ServedRequest, view: PublicView,
                  attention: npt.NDArray[np.float32], computed: MaskArray) -> list[SegmentSpan]:

@@ -33,6 +33,7 @@ from cacheprune.engine import (
 from cacheprune.engine.rope import move_keys
 from cacheprune.models import ChatTokenizer, Encoding
 from cacheprune.serving.prompt import render
+from eval.bound.reference import ReferenceKV
 from eval.bound.sources import PromptSources, TokenKey, prompt_sources
 from eval.workload import Request
 
@@ -66,12 +67,17 @@ class OracleBound:
         # identity of a public token -> its position in the earliest request that carried it
         self._published: dict[TokenKey, int] = {}
 
-    def serve(self, request: Request, warm: bool) -> BoundRecord | None:
+    def serve(self, request: Request, warm: bool,
+              reference: ReferenceKV | None = None) -> BoundRecord | None:
         """Time the cheapest prefill of `request` if `warm`; either way, remember its public
-        tokens for the requests after it."""
+        tokens for the requests after it. `reference`: the prompt's KV from a full prefill
+        done elsewhere (the no-sharing system's), else the bound computes it, off the clock."""
         sources = prompt_sources(self.tokenizer, request)
         if warm:
-            record, private_mask = self._measure(request, sources)
+            if reference is not None and not reference.matches(sources.token_ids):
+                raise ValueError(f"request {request.request_id}: the reference KV was computed "
+                                 "for another prompt; pass the KV of this request's prompt")
+            record, private_mask = self._measure(request, sources, reference)
             self.records[request.request_id] = record
         else:
             record = None
@@ -80,13 +86,14 @@ class OracleBound:
             self._published.setdefault(key, position)
         return record
 
-    def _measure(self, request: Request,
-                 sources: PromptSources) -> tuple[BoundRecord, npt.NDArray[np.bool_]]:
+    def _measure(self, request: Request, sources: PromptSources,
+                 reference: ReferenceKV | None) -> tuple[BoundRecord, npt.NDArray[np.bool_]]:
         n = sources.num_tokens
-        token_ids = torch.from_numpy(sources.token_ids)
+        if reference is None:
+            full = self.model.prefill(PrefillPlan.full(torch.from_numpy(sources.token_ids)))
+            reference = ReferenceKV(sources.token_ids, full.keys, full.values)
         # Off the clock: the request's own KV, its keys rotated back to where each reused
         # token sat before (the timed prefill rotates them forward again).
-        reference = self.model.prefill(PrefillPlan.full(token_ids))
         published = self._published
         source_positions = torch.tensor([published.get(key, p) if key is not None else p
                                          for p, key in enumerate(sources.keys)])

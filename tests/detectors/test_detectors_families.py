@@ -42,6 +42,13 @@ def covered(chain: DetectorChain, text: str) -> str:
     return "".join(ch if i in chars else "_" for i, ch in enumerate(text))
 
 
+def assert_whole_address_alone(value: str) -> None:
+    """The address detector masks `value` in a sentence, and nothing around it."""
+    chain = DetectorChain([AddressDetector()], timeout_s=None)
+    text = f"I moved to {value} last week."
+    assert covered(chain, text) == only(text, value)
+
+
 def only(text: str, value: str) -> str:
     """`text` with everything but `value` replaced by '_': what `covered` must give."""
     at = text.index(value)
@@ -139,9 +146,7 @@ def test_titles_before_and_degrees_after_a_name_are_masked_with_it(text, piece, 
     "PSC 1005, Box 77, APO AE 09021", "USS Kidd, FPO AP 96349",
 ])
 def test_lower_case_addresses_and_streets_without_a_number(value: str) -> None:
-    chain = DetectorChain([AddressDetector()], timeout_s=None)
-    text = f"I moved to {value} last week."
-    assert covered(chain, text) == only(text, value)
+    assert_whole_address_alone(value)
 
 
 @pytest.mark.parametrize("text", [
@@ -167,3 +172,49 @@ def test_a_phone_label_does_not_make_any_number_a_phone() -> None:
     chain = DetectorChain([PhoneDetector(), RuleDetector()], timeout_s=None)
     text = "the phone is a 2019 model with a 3x3 grid and 1024x768 pixels"
     assert covered(chain, text) == "_" * len(text)
+
+
+@pytest.mark.parametrize("value", [
+    # Vietnam: no postcode; the ward, commune, district and province words say it
+    "Số 42/7 Ngõ Huế, phường Bạch Đằng, quận Hai Bà Trưng, Thành phố Hà Nội",
+    "118 Lê Lợi Phường Bến Thành Quận 1 Thành phố Hồ Chí Minh",
+    "7 thôn Đông, xã Yên Phong, huyện Ý Yên, tỉnh Nam Định",
+    # India: a street in a script without capitals before a town and PIN; locality words
+    "56 सुरेश वर्मा\nभोपाल 462001", "मकान 8 शिव मार्ग, जयपुर-302001",
+    "Flat No. 9, Laxmi Nagar, Delhi 110092", "22 Tilak Vihar, Nagpur 440 010",
+    # an unlisted street type before a town, a state and a ZIP code; an Italian particle
+    "4410 Cobbler Rue, Fairhaven, KS 66002", "Via Dante 5, 65029 Torre De' Passeri (PE)",
+])
+def test_addresses_by_division_words_pin_codes_and_state_zip_tails(value: str) -> None:
+    assert_whole_address_alone(value)
+
+
+@pytest.mark.parametrize("value", [
+    "神奈川県横浜市中区山下町3丁目8番2号 パークタワー山下1204",
+    "福岡県福岡市博多区博多駅前5丁目12番7号 サンハイツ博多 305号室",
+    "福岡県福岡市博多区博多駅前5丁目12番7号 サンハイツ博多",
+])
+def test_a_japanese_building_and_room_after_the_block_numbers(value: str) -> None:
+    chain = DetectorChain([RuleDetector(rules_file=RULES / "addresses.yaml",
+                                        name="cjk-addresses")], timeout_s=None)
+    text = f"Ship it to {value} please."
+    assert covered(chain, text) == only(text, value)
+
+
+@pytest.mark.parametrize("text", [
+    "In 2021 the district held 14 rounds of talks with 3 provinces and 5 communes.",
+    "Table 4 lists the results\nAccuracy 982314 tokens on the test split.",
+    "We ran 12 seeds, Kansas, Texas, OK 2 times each.",
+    "In 2019 Smith, Jones, AB 12345 reported the same figures.",
+    "Quận 1 has 12 wards, the city 24 districts.",
+    "東京都港区六本木1-2-3 に 5 人",
+])
+def test_numbers_near_division_words_or_six_digits_are_no_address(text: str) -> None:
+    chain = DetectorChain([AddressDetector(), RuleDetector(
+        rules_file=RULES / "addresses.yaml", name="cjk-addresses")], timeout_s=None)
+    spans = chain.run(text).spans
+    if text.startswith("東京都"):
+        # the address itself is found, nothing after it
+        assert covered(chain, text) == only(text, "東京都港区六本木1-2-3")
+    else:
+        assert spans == []

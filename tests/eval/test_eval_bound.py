@@ -11,7 +11,8 @@ import torch
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import PrefillPlan
-from eval.bound import BoundRecord, OracleBound, prompt_sources, share_of_bound
+from cacheprune.serving import Engine, EngineConfig, SamplingParams
+from eval.bound import BoundRecord, KeepReferenceKV, OracleBound, prompt_sources, share_of_bound
 from eval.data import load_documents, project_data_dir
 from eval.workload import WorkloadConfig, build_requests
 
@@ -126,6 +127,35 @@ def test_the_bound_reuses_the_requests_own_kv(served, default_model):
         ids = prompt_sources(tokenizer, request).token_ids
         full = model.prefill(PrefillPlan.full(torch.from_numpy(ids)))
         assert record.first_token == int(full.logits.argmax())
+
+
+def test_the_no_sharing_systems_kv_stands_in_for_the_bounds_own_prefill(served, default_model):
+    model, tokenizer = default_model
+    requests, oracle, _ = served
+    policy = load_policy()
+    keep = KeepReferenceKV()
+    engine = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing"))
+    engine.strategy = keep
+    second = OracleBound(model, tokenizer, policy)
+    documents_seen: set[str] = set()
+    for request in requests:
+        warm = request.doc_id in documents_seen
+        if warm:
+            engine.generate(request.tenant, request.messages, SamplingParams(max_new_tokens=2),
+                            request.public_char_ranges)
+        second.serve(request, warm, reference=keep.take() if warm else None)
+        documents_seen.add(request.doc_id)
+    assert second.records.keys() == oracle.records.keys()
+    for request_id, record in second.records.items():
+        own = oracle.records[request_id]
+        assert record.computed_positions.tolist() == own.computed_positions.tolist()
+        assert record.first_token == own.first_token
+    # The KV of another prompt is refused with a message, not used.
+    warm_request = next(r for r in requests if r.request_id in oracle.records)
+    engine.generate(requests[0].tenant, requests[0].messages, SamplingParams(max_new_tokens=1),
+                    requests[0].public_char_ranges)
+    with pytest.raises(ValueError, match="another prompt"):
+        second.serve(warm_request, warm=True, reference=keep.take())
 
 
 def test_share_of_the_bound_is_the_median_of_per_request_ratios():

@@ -3,9 +3,13 @@ model is loaded."""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 import pytest
 
-from eval.__main__ import main
+from eval.__main__ import _parser, main
+from eval.runner import PAPER_BASELINE
 
 
 def test_bad_options_get_a_clear_error(capsys, tmp_path):
@@ -35,3 +39,22 @@ def test_vllm_context_is_the_models_whole_only_when_a_prompt_needs_it():
     assert engine_context(SHORT_CONTEXT + 1, 8192) == 8192
     with pytest.raises(ValueError, match="more than the model's context of 8192"):
         engine_context(8193, 8192)
+
+
+def test_the_demo_arguments_parse_and_attack_only_served_systems():
+    # `make demo`'s DEMO_ARGS (continued lines joined) as the shell hands them to the eval.
+    makefile = (Path(__file__).parents[2] / "Makefile").read_text()
+    block = makefile.split("DEMO_ARGS ?=", 1)[1]
+    lines = []
+    for line in block.splitlines():
+        lines.append(line.rstrip("\\").strip())
+        if not line.endswith("\\"):
+            break
+    args = _parser().parse_args(["--dataset", "default", "--max-words", "0",
+                                 *shlex.split(" ".join(lines))])
+    assert "no_sharing" in args.systems and "cacheprune_isolated" in args.systems
+    assert PAPER_BASELINE in args.systems  # the target is checked in both publish modes
+    # The runner attacks only systems it served: an attacked system must be among them.
+    assert set(args.attack_systems) == {"global_prefix (unsafe)", "cacheprune_isolated"}
+    assert set(args.attack_systems) <= set(args.systems)
+    assert args.dictionary_oracles == ["hits"] and args.queries_per_doc == 4

@@ -12,6 +12,7 @@ from eval.bound import BoundRecord
 from eval.report import markdown_table, write_report
 from eval.runner import RequestResult, SystemResult
 from eval.targets import target_rows
+from eval.timing import RunClock
 
 
 def _request(ttft, prompt, private, hits, recomputed, f1, document=(0, 0, False)):
@@ -128,6 +129,28 @@ def test_share_of_the_bound_by_hand(tmp_path):
     report = write_report(systems, tmp_path, meta, _bound()).read_text()
     assert "share of bound = bound TTFT / the system's TTFT" in report
     assert "1 of 1 documents were cut to fit" in report
+    assert "Where the time went" not in report  # the run's timings were not given
     raw = json.loads((tmp_path / "raw.json").read_text())
     assert [r["num_computed"] for r in raw["oracle_bound"]] == [12, 14]
     assert (tmp_path / "summary.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_where_the_time_went(tmp_path):
+    clock = RunClock()
+    clock.add("no_sharing", "prefill", 4.0)
+    clock.add("no_sharing", "prefill", 2.5)  # phases add up
+    clock.add("no_sharing", "decode", 0.5)
+    with clock.time("setup", "model load"):
+        pass
+    clock.add("no_sharing", "attacks", 3.0)
+    assert clock.seconds["no_sharing"] == {"prefill": 6.5, "decode": 0.5, "attacks": 3.0}
+    rows = clock.table().splitlines()
+    # one column per phase in first-seen order, a total per part and for the run
+    assert rows[0] == "| part | prefill | decode | attacks | model load | total |"
+    assert rows[2] == "| no_sharing | 6.5 | 0.5 | 3.0 |  | 10.0 |"
+    assert rows[3].startswith("| setup |  |  |  | 0.0 | 0.0")
+    assert rows[4].startswith("| all |") and rows[4].endswith("| 10.0 |")
+    meta = {"dataset": "unit", "num_requests": 3, "num_tenants": 1, "num_documents": 1,
+            "model_id": "m", "private_fraction": 0.025, "timings_s": clock.seconds}
+    report = write_report(_systems(), tmp_path, meta).read_text()
+    assert "## Where the time went" in report and rows[2] in report
