@@ -65,9 +65,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--dictionary-oracles", nargs="+", choices=ORACLES,
                         default=list(_ATTACK_DEFAULTS.dictionary_oracles),
                         help="oracles of the dictionary attack (default: both)")
-    parser.add_argument("--extension-oracles", nargs="+", choices=ORACLES,
+    parser.add_argument("--extension-oracles", nargs="*", choices=["hits"],
                         default=list(_ATTACK_DEFAULTS.extension_oracles),
-                        help="oracles of the extension attack")
+                        help="oracles of the extension attack: the hit count, or none (a timing "
+                             "verdict needs rounds on fresh caches: the dictionary attack reads "
+                             "the TTFT)")
+    parser.add_argument("--timing-rounds", type=int, default=_ATTACK_DEFAULTS.timing_rounds,
+                        help="fresh engines the TTFT dictionary attack times each candidate on; "
+                             "it claims by a rank test at a 1%% false-claim rate")
     parser.add_argument("--attack-systems", nargs="*", choices=list(SYSTEMS),
                         default=list(ATTACKED), help="systems whose victims are attacked")
     parser.add_argument("--backend", choices=("engine", "vllm"), default="engine",
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         attack_settings = AttackSettings(
             budget_per_value=args.probe_budget, num_candidates=args.dictionary_size,
             dictionary_oracles=tuple(args.dictionary_oracles),
-            extension_oracles=tuple(args.extension_oracles))
+            extension_oracles=tuple(args.extension_oracles), timing_rounds=args.timing_rounds)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

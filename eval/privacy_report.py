@@ -38,7 +38,8 @@ def attack_tables(results: list[SystemResult]) -> str:
         rows = rows_per_kind(outcomes)
         columns = sorted({column for row in rows for column in row.by_attack})
         lines = [f"**{system.name}**: {lost.num_recovered} of {lost.num_values} values "
-                 f"recovered ({lost.share:.0%}); {lost.num_masked} of them fully masked.\n",
+                 f"recovered ({lost.share:.0%}); {lost.num_masked} of them fully masked; "
+                 f"{lost.num_wrong_claims} wrong claims.\n",
                  "| kind | values | fully masked | recovered | " + " | ".join(columns) + " |",
                  "|---|---:|---:|---:|" + "---:|" * len(columns)]
         for row in rows:

@@ -106,7 +106,8 @@ class SystemResult:
             return {"direct_leakage": self.direct_leakage} if self.direct_private_tokens else {}
         lost = values_recovered(self.attacks.outcomes)
         return {"direct_leakage": self.direct_leakage, "values_recovered": lost.share,
-                "masked_values_recovered": lost.num_masked, "values_attacked": lost.num_values}
+                "masked_values_recovered": lost.num_masked, "values_attacked": lost.num_values,
+                "wrong_claims": lost.num_wrong_claims}
 
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "summary": self.summary(),

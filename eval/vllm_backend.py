@@ -19,7 +19,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +30,9 @@ from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine.generate import RequestStats
-from cacheprune.models import ChatTokenizer
+from cacheprune.models import ChatTokenizer, Encoding
 from cacheprune.serving import RequestRecord
-from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving.prompt import PublicRange, RenderedPrompt, render
 from cacheprune.vllm.settings import PUBLIC_RANGES_KEY
 from eval.metrics import recovery
 from eval.runner import SystemResult, first_request_per_tenant, request_result
@@ -118,9 +118,8 @@ class _Served:
     def serve(self, request: Request) -> RequestRecord:
         from vllm import SamplingParams
 
-        text, public = render_prompt(self.tokenizer, request.messages,
-                                     request.public_char_ranges)
-        encoding = self.tokenizer.encode(text)
+        rendered, encoding = self.encoded(request.messages, request.public_char_ranges)
+        text, public = rendered.text, rendered.public
         private = np.asarray(self.policy.mask(text, encoding.offsets, public).mask,
                              dtype=np.bool_)
         logged = len(self._log("prefill"))
@@ -168,11 +167,18 @@ class _Served:
             num_published_tokens=published, published=[], failed_closed_reason=None,
             finish_reason=str(completion.finish_reason))
 
-    def cached_tokens(self, text: str) -> int:
+    def encoded(self, messages: list[dict[str, str]],
+                public_ranges: Sequence[PublicRange] = ()) -> tuple[RenderedPrompt, Encoding]:
+        """The rendered prompt and its tokens as the own engine and the connector's renderer
+        (`tokenizer_mode="cacheprune"`) make them: message contents with special tokens split."""
+        rendered = render(self.tokenizer, messages, public_ranges)
+        return rendered, self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
+
+    def cached_tokens(self, messages: list[dict[str, str]]) -> int:
         """The prober's oracle: the cached-token count vLLM reports to a client."""
         from vllm import SamplingParams
 
-        output = self._generate(self.tokenizer.encode(text).ids, "prober",
+        output = self._generate(self.encoded(messages)[1].ids, "prober",
                                 SamplingParams(temperature=0.0, max_tokens=1))
         return int(output.num_cached_tokens or 0)
 

@@ -9,14 +9,19 @@ from __future__ import annotations
 CONNECTOR_NAME = "CachePruneConnector"
 CONNECTOR_MODULE = "cacheprune.vllm.connector"
 INTERNALS_MODULE = "cacheprune.vllm.internals"
+RENDERER_MODULE = "cacheprune.vllm.renderer"
+# `LLM(..., tokenizer_mode=TOKENIZER_MODE)` / `vllm serve --tokenizer-mode cacheprune`: chat
+# content is tokenized with special tokens split (see `renderer`).
+TOKENIZER_MODE = "cacheprune"
 # vLLM architectures -> cacheprune's recording subclasses of them (in `internals`)
 MODEL_CLASSES = {"LlamaForCausalLM": "CachePruneLlamaForCausalLM",
                  "Qwen2ForCausalLM": "CachePruneQwen2ForCausalLM"}
 
 
 def register() -> None:
-    """Register the connector's name and the model classes it computes with (see
-    `internals`); run by vLLM in each of its processes."""
+    """Register the connector's name, the model classes it computes with (see `internals`)
+    and the tokenizer mode whose renderer splits special tokens in chat content (see
+    `renderer`); run by vLLM in each of its processes."""
     try:
         from vllm.distributed.kv_transfer.kv_connector.factory import (
             KVConnectorFactory,
@@ -30,6 +35,14 @@ def register() -> None:
 
     for architecture, class_name in MODEL_CLASSES.items():
         ModelRegistry.register_model(architecture, f"{INTERNALS_MODULE}:{class_name}")
+    from vllm.renderers.registry import RENDERER_REGISTRY
+    from vllm.tokenizers.registry import TokenizerRegistry
+
+    # NOTE: the mode loads vLLM's own Hugging Face tokenizer; only the renderer is ours.
+    TokenizerRegistry.tokenizers.setdefault(TOKENIZER_MODE, ("vllm.tokenizers.hf",
+                                                             "CachedHfTokenizer"))
+    RENDERER_REGISTRY.renderers.setdefault(TOKENIZER_MODE, (RENDERER_MODULE,
+                                                            "CachePruneRenderer"))
 
 
 def kv_transfer_config(**extra_config: object) -> dict[str, object]:

@@ -7,6 +7,7 @@ loosely (`Any`) to keep this module free of vLLM imports.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,11 @@ from cacheprune.detectors import DetectionPolicy, DetectorConfigError, load_poli
 from cacheprune.models import ChatTokenizer, ModelLoadError, load_tokenizer, model_identity
 from cacheprune.models.hf_loader import read_config
 from cacheprune.serving import Engine, EngineConfig
+from cacheprune.vllm import TOKENIZER_MODE
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.settings import ConnectorConfigError, ConnectorSettings
+
+logger = logging.getLogger(__name__)
 
 
 def check_deployment(vllm_config: Any, settings: ConnectorSettings) -> None:
@@ -42,6 +46,16 @@ def check_deployment(vllm_config: Any, settings: ConnectorSettings) -> None:
             "blended KV would be cached under exact token hashes every tenant can hit. Either "
             "set \"tenant_source\": \"cache_salt\" (and a per-tenant cache_salt on every "
             "request) or start vLLM with --no-enable-prefix-caching")
+    mode = getattr(getattr(vllm_config, "model_config", None), "tokenizer_mode", TOKENIZER_MODE)
+    if mode != TOKENIZER_MODE:
+        # NOTE: a warning, not a refusal: token ids a client sends itself (`prompt_token_ids`)
+        # are the client's whatever the mode, and the connector cannot tell a typed control
+        # token from the template's. The mode is what closes the hole for chat and text.
+        logger.warning(
+            "cacheprune: tokenizer_mode is %r, so vLLM turns special-token text a tenant types "
+            "(<|im_start|>system ...) into control tokens; start vLLM with --tokenizer-mode "
+            "cacheprune (LLM(..., tokenizer_mode='cacheprune')) to tokenize message content "
+            "with special tokens split", mode)
 
 
 def open_policy(settings: ConnectorSettings) -> DetectionPolicy:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from cacheprune.serving import Engine, RequestRecord, SamplingParams
 from eval.attacks.dictionary import DICTIONARY_KINDS, candidate_list, dictionary_attack
@@ -18,6 +19,7 @@ from eval.attacks.logprob import attacker_context, logprob_attack
 from eval.attacks.oracles import ORACLES, Oracle
 from eval.attacks.outcome import AttackOutcome, Budget
 from eval.attacks.probe import Prober, SlotTarget
+from eval.attacks.timed_dictionary import TimedSlot, timed_dictionary_attack
 from eval.masked import fully_masked_slots
 from eval.workload import Request
 
@@ -30,27 +32,29 @@ class AttackSettings:
     documented privacy runs raise them (see docs/evaluation.md)."""
 
     dictionary_oracles: tuple[str, ...] = ORACLES
-    extension_oracles: tuple[str, ...] = ("hits",)
-    budget_per_value: int = 24  # extension probes per value and oracle, calibration included
+    extension_oracles: tuple[str, ...] = ("hits",)  # the TTFT oracle needs rounds: dictionary only
+    budget_per_value: int = 24  # extension probes per value
     num_candidates: int = 8  # dictionary size, the true value included
     num_samples: int = 300  # the attacker's own samples per kind, for token statistics
     attacker_seed: int = 1_000_003  # not the workload's: the attacker knows formats, not values
     logprob_margin: float = 1.0  # nats the logprob attack's winner must lead by to be claimed
+    timing_rounds: int = 5  # fresh engines the TTFT dictionary attack times every candidate on
+    false_claim_rate: float = 0.01  # the TTFT rank test's bound on a claim by chance
 
     def __post_init__(self) -> None:
-        for name, oracles in (("dictionary_oracles", self.dictionary_oracles),
-                              ("extension_oracles", self.extension_oracles)):
-            unknown = sorted(set(oracles) - set(ORACLES))
-            if unknown:
-                raise ValueError(f"{name}: unknown oracles {unknown}; oracles: {ORACLES}")
+        unknown = sorted(set(self.dictionary_oracles) - set(ORACLES))
+        if unknown:
+            raise ValueError(f"dictionary_oracles: unknown oracles {unknown}; oracles: {ORACLES}")
+        if set(self.extension_oracles) - {"hits"}:
+            raise ValueError(f"extension_oracles: only 'hits', got {list(self.extension_oracles)}"
+                             f" (a timing verdict needs rounds on fresh caches: the dictionary "
+                             f"attack reads the TTFT)")
         if self.budget_per_value < 1 or self.num_candidates < 2 or self.num_samples < 1:
             raise ValueError("budget_per_value and num_samples must be >= 1 and "
                              "num_candidates >= 2")
-
-    @property
-    def oracles(self) -> tuple[str, ...]:
-        return tuple(o for o in ORACLES
-                     if o in self.dictionary_oracles or o in self.extension_oracles)
+        if self.timing_rounds < 1 or not 0.0 < self.false_claim_rate < 1.0:
+            raise ValueError(f"timing_rounds must be >= 1 and false_claim_rate in (0, 1), got "
+                             f"{self.timing_rounds} and {self.false_claim_rate}")
 
 
 @dataclass(slots=True)
@@ -67,7 +71,9 @@ def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
     directory; for numbers, ids and secrets it is the attacker who holds a short list, e.g.
     from another leak, and confirms which one the victim used). Values without a realistic
     dictionary also get the token-by-token extension, which runs first so that the prober's
-    own cached probes of the true value (sent by the dictionary attack) cannot help it.
+    own cached probes of the true value (sent by the dictionary attack) cannot help it. The
+    hit-count attacks share one engine; the TTFT dictionary attack times every candidate over
+    `settings.timing_rounds` engines of its own (`timed_dictionary`).
     """
     attacks = SystemAttacks()
     for victim in victims:
@@ -77,32 +83,45 @@ def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
         if logprob:
             _logprob_attacks(engine, victim, masked, settings, attacks)
         attacks.direct.add(probe_direct(engine, [victim]))
-        for oracle_name in settings.oracles:
-            engine = make_engine()
-            record = _serve_victim(engine, victim)
-            masked = fully_masked_slots(engine.tokenizer, victim, record.private_mask)
-            prober = Prober(engine)
-            for slot in victim.template.slot_names:
-                target = SlotTarget.of(victim, slot)
-                if (oracle_name in settings.extension_oracles
-                        and target.info.kind not in DICTIONARY_KINDS):
-                    outcome = _outcome(victim, target, "extension", oracle_name, masked[slot])
-                    stats = TokenStatistics.sample(prober.tokenizer, target, settings.num_samples,
-                                                   settings.attacker_seed)
-                    extension_attack(prober, target, Oracle(oracle_name),
-                                     Budget(settings.budget_per_value), stats, outcome)
-                    attacks.outcomes.append(outcome)
-            for slot in victim.template.slot_names:
-                target = SlotTarget.of(victim, slot)
-                if oracle_name in settings.dictionary_oracles:
-                    outcome = _outcome(victim, target, "dictionary", oracle_name, masked[slot])
-                    candidates = candidate_list(target, settings.num_candidates,
-                                                settings.attacker_seed)
-                    # The list is the budget: every candidate plus calibration fits.
-                    dictionary_attack(prober, target, Oracle(oracle_name),
-                                      Budget(settings.num_candidates + 8), candidates, outcome)
-                    attacks.outcomes.append(outcome)
+        if "hits" in settings.dictionary_oracles or settings.extension_oracles:
+            _hit_count_attacks(make_engine(), victim, masked, settings, attacks)
+        if "ttft" in settings.dictionary_oracles:
+            slots = [TimedSlot(target, candidate_list(target, settings.num_candidates,
+                                                      settings.attacker_seed),
+                               _outcome(victim, target, "dictionary", "ttft", masked[target.slot]))
+                     for target in (SlotTarget.of(victim, slot)
+                                    for slot in victim.template.slot_names)]
+            timed_dictionary_attack(make_engine, partial(_serve_victim, victim=victim), slots,
+                                    settings.timing_rounds, settings.false_claim_rate,
+                                    settings.attacker_seed)
+            attacks.outcomes.extend(slot.outcome for slot in slots)
     return attacks
+
+
+def _hit_count_attacks(engine: Engine, victim: Request, masked: dict[str, bool],
+                       settings: AttackSettings, attacks: SystemAttacks) -> None:
+    """Extension, then dictionary, on one engine that has served only the victim."""
+    _serve_victim(engine, victim)
+    prober = Prober(engine)
+    if settings.extension_oracles:
+        for slot in victim.template.slot_names:
+            target = SlotTarget.of(victim, slot)
+            if target.info.kind in DICTIONARY_KINDS:
+                continue
+            outcome = _outcome(victim, target, "extension", "hits", masked[slot])
+            stats = TokenStatistics.sample(prober.tokenizer, target, settings.num_samples,
+                                           settings.attacker_seed)
+            extension_attack(prober, target, Budget(settings.budget_per_value), stats, outcome)
+            attacks.outcomes.append(outcome)
+    if "hits" in settings.dictionary_oracles:
+        for slot in victim.template.slot_names:
+            target = SlotTarget.of(victim, slot)
+            outcome = _outcome(victim, target, "dictionary", "hits", masked[slot])
+            candidates = candidate_list(target, settings.num_candidates, settings.attacker_seed)
+            # The list is the budget: every candidate plus the reference fits.
+            dictionary_attack(prober, target, Oracle("hits"),
+                              Budget(settings.num_candidates + 1), candidates, outcome)
+            attacks.outcomes.append(outcome)
 
 
 def _serve_victim(engine: Engine, victim: Request) -> RequestRecord:

@@ -12,14 +12,7 @@ import random
 
 from eval.attacks.oracles import Oracle, miss_guesses
 from eval.attacks.outcome import AttackOutcome, Budget
-from eval.attacks.probe import (
-    Prober,
-    ProbeResult,
-    SlotTarget,
-    split_value,
-    suffix_head,
-    tokens_from,
-)
+from eval.attacks.probe import Prober, SlotTarget, split_value, suffix_head, tokens_from
 from eval.workload.private_values import ValueSource
 
 # Kinds for which a realistic dictionary exists (directories, mailing lists).
@@ -45,18 +38,13 @@ def candidate_list(target: SlotTarget, num_candidates: int, attacker_seed: int) 
 
 def dictionary_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget: Budget,
                       candidates: list[str], outcome: AttackOutcome) -> None:
-    """Send each candidate followed by the template's next tokens; claim the one the oracle
-    says was cached (hits: the first; ttft: a clear fastest one)."""
+    """Send each candidate followed by the template's next tokens; claim the first one whose
+    tokens all hit beyond a known miss (the hit-count oracle; the TTFT oracle reads the same
+    list over rounds, `timed_dictionary`)."""
     tokenizer = prober.tokenizer
     head, _ = suffix_head(tokenizer, target.suffix)
-    start = prober.num_probes
-    misses = [target.prefix + miss + head for miss in miss_guesses()]
-    oracle.calibrate(prober, target.system, misses)
-    reference = (prober.send(target.system, target.prefix + miss_guesses(1)[0] + head)
-                 if oracle.needs_reference else None)
-    budget.spend(prober.num_probes - start)
-    accepted: list[tuple[float, str]] = []
-    timed: list[tuple[ProbeResult, str]] = []
+    reference = prober.send(target.system, target.prefix + miss_guesses(1)[0] + head)
+    budget.spend()
     for candidate in candidates:
         if budget.exhausted:
             outcome.budget_ran_out = True
@@ -67,14 +55,8 @@ def dictionary_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget
         # NOTE: one token of slack: the first template token after the value may tokenize
         # differently in the victim's prompt than in this probe.
         num_tokens = tokens_from(tokenizer, target.prefix + candidate + head, len(fixed)) - 1
-        timed.append((result, candidate))
-        if oracle.sequential and oracle.is_hit(result, reference, num_tokens):
-            accepted.append((result.ttft_s, candidate))
+        if oracle.is_hit(result, reference, num_tokens):
+            outcome.claimed = True
+            outcome.recovered = candidate == target.value
             break
     outcome.num_probes += budget.used
-    claim = accepted[0][1] if accepted else None
-    if not oracle.sequential:
-        claim = oracle.clear_fastest(timed)
-    if claim is not None:
-        outcome.claimed = True
-        outcome.recovered = claim == target.value

@@ -15,7 +15,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from cacheprune.models import ChatTokenizer
-from eval.attacks.oracles import Oracle, miss_guesses
 from eval.attacks.outcome import AttackOutcome, Budget
 from eval.attacks.probe import Prober, ProbeResult, SlotTarget, split_value, suffix_head
 from eval.workload.private_values import ValueSource
@@ -61,21 +60,20 @@ class TokenStatistics:
         return sorted(self.overall, key=lambda t: (-after[t], -at[t], -self.overall[t], t))
 
 
-def extension_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget: Budget,
+def extension_attack(prober: Prober, target: SlotTarget, budget: Budget,
                      stats: TokenStatistics, outcome: AttackOutcome) -> None:
     """Grow the value token by token; claim it when its end is hit.
 
-    With the hit count, the candidates of one step are compared with each other: they differ
-    only in their last token, so only the right one gets more hits than the rest. (A known-miss
-    reference would have to end differently, and the prober's own cached probes, or a
-    reference whose first character merges with the last known token, would skew it.)
+    Read with the hit count: the candidates of one step are compared with each other: they
+    differ only in their last token, so only the right one gets more hits than the rest. (A
+    known-miss reference would have to end differently, and the prober's own cached probes, or
+    a reference whose first character merges with the last known token, would skew it.) The
+    TTFT oracle is not offered here: a sound timing verdict needs rounds on caches free of the
+    attacker's own probes, which means a fresh victim cache per round and per step.
     """
     tokenizer = prober.tokenizer
     fixed = target.prefix[: len(target.prefix) - stats.fixed_suffix_chars]
     head, _ = suffix_head(tokenizer, target.suffix)
-    start = prober.num_probes
-    oracle.calibrate(prober, target.system, [fixed + miss for miss in miss_guesses()])
-    budget.spend(prober.num_probes - start)
     known: list[int] = []
     while len(known) < MAX_VALUE_TOKENS:
         guessed = fixed + tokenizer.decode(known)
@@ -90,12 +88,9 @@ def extension_attack(prober: Prober, target: SlotTarget, oracle: Oracle, budget:
                 [*known, candidate])
             results.append((prober.send(target.system, text), candidate))
             budget.spend()
-            if oracle.sequential:
-                best = _clear_winner(results)
-                if best is not None:
-                    break
-        if not oracle.sequential:
-            best = oracle.clear_fastest(results)
+            best = _clear_winner(results)
+            if best is not None:
+                break
         if best is None:
             break
         if best == END:

@@ -16,6 +16,7 @@ class ValuesLost:
     num_values: int
     num_recovered: int
     num_masked: int  # recovered although the detectors fully masked them (must be 0)
+    num_wrong_claims: int = 0  # attacks that claimed a value other than the victim's
 
     @property
     def share(self) -> float:
@@ -29,7 +30,8 @@ def values_recovered(outcomes: Iterable[AttackOutcome]) -> ValuesLost:
         by_value[(outcome.victim, outcome.slot)].append(outcome)
     recovered = [runs for runs in by_value.values() if any(o.recovered for o in runs)]
     masked = [runs for runs in recovered if runs[0].fully_masked]
-    return ValuesLost(len(by_value), len(recovered), len(masked))
+    wrong = sum(o.claimed and not o.recovered for runs in by_value.values() for o in runs)
+    return ValuesLost(len(by_value), len(recovered), len(masked), wrong)
 
 
 @dataclass(slots=True)

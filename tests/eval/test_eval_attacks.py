@@ -16,10 +16,11 @@ from cacheprune.serving import Engine, EngineConfig
 from eval.attacks import AttackSettings, attack_system
 from eval.attacks.dictionary import candidate_list
 from eval.attacks.extension import END, TokenStatistics, extension_attack
-from eval.attacks.oracles import Oracle
+from eval.attacks.oracles import miss_guesses
 from eval.attacks.outcome import AttackOutcome, Budget
 from eval.attacks.probe import Prober, SlotTarget, split_value
 from eval.attacks.summary import values_recovered
+from eval.attacks.timed_dictionary import TimedSlot, timed_dictionary_attack
 from eval.data import load_documents, project_data_dir
 from eval.workload import Request, WorkloadConfig, build_requests
 
@@ -78,7 +79,7 @@ def test_extension_spells_out_a_number_from_the_global_prefix_cache(
     outcome = AttackOutcome(victim.request_id, slot, target.info.kind, "", "extension", "hits",
                             False)
     stats = TokenStatistics.sample(tokenizer, target, 300, seed=11)
-    extension_attack(Prober(engine), target, Oracle("hits"), Budget(600), stats, outcome)
+    extension_attack(Prober(engine), target, Budget(600), stats, outcome)
     assert outcome.recovered, target.value
     assert not outcome.budget_ran_out
 
@@ -106,3 +107,32 @@ def test_cacheprune_gives_up_a_planted_miss_and_nothing_masked(
     assert colleague.recovered  # the name inside the shared document went out with it
     assert not any(o.recovered for o in dictionary if o.fully_masked)
     assert any(o.fully_masked for o in dictionary)
+
+
+@pytest.mark.parametrize("mode", ["global_prefix", "cacheprune"])
+def test_timing_rounds_see_the_victims_cache_and_none_of_the_attackers_probes(
+    default_model, victim: Request, mode: str
+) -> None:
+    # Every round must be an independent look: a decoy's probe hits exactly as much in the
+    # last round as in the first (its earlier probes did not publish anything it could hit),
+    # and every probe of a slot has the same number of tokens (a short candidate is not fast
+    # for being short). Where the cache is unsafe, the true value hits more than every decoy.
+    model, tokenizer = default_model
+    config = EngineConfig(mode="global_prefix") if mode == "global_prefix" else EngineConfig()
+    make_engine = partial(Engine, model, tokenizer, load_policy(), config)
+    target = SlotTarget.of(victim, "name")
+    candidates = candidate_list(target, 4, attacker_seed=11)
+    outcome = AttackOutcome(victim.request_id, "name", "name", "", "dictionary", "ttft", False)
+    slot = TimedSlot(target, candidates, outcome)
+    timed_dictionary_attack(make_engine, lambda engine: engine.generate(victim.tenant,
+                                                                       victim.messages),
+                            [slot], num_rounds=2, false_claim_rate=0.01, seed=11)
+    assert slot.rounds is not None and slot.texts is not None
+    first, last = slot.rounds
+    assert {c: r.hits for c, r in first.items()} == {c: r.hits for c, r in last.items()}
+    lengths = {len(tokenizer.encode(text).ids) for text in slot.texts.values()}
+    assert len(lengths) == 1, lengths
+    assert outcome.num_probes == 2 * (len(candidates) + 2 * len(miss_guesses()))
+    if mode == "global_prefix":
+        decoys = [r.hits for c, r in first.items() if c != target.value]
+        assert first[target.value].hits > max(decoys) + 32

@@ -11,8 +11,10 @@ from cacheprune.vllm.startup import check_deployment, engine_config
 
 
 def vllm_config(prefix_caching: bool = True, tensor_parallel: int = 1,
-                speculative: object | None = None) -> SimpleNamespace:
+                speculative: object | None = None, tokenizer_mode: str = "cacheprune",
+                ) -> SimpleNamespace:
     return SimpleNamespace(
+        model_config=SimpleNamespace(tokenizer_mode=tokenizer_mode),
         parallel_config=SimpleNamespace(tensor_parallel_size=tensor_parallel,
                                         pipeline_parallel_size=1),
         speculative_config=speculative,
@@ -47,3 +49,12 @@ def test_publish_mode_is_checked_as_the_own_engine_checks_it():
     with pytest.raises(ConnectorConfigError, match="isolated, segment, paper_baseline"):
         engine_config(parse_settings({"publish_mode": "eager"}))
     assert engine_config(parse_settings({"publish_mode": "segment"})).publish_mode == "segment"
+
+
+def test_a_tokenizer_mode_that_makes_typed_control_tokens_is_named(caplog):
+    with caplog.at_level("WARNING", logger="cacheprune.vllm.startup"):
+        check_deployment(vllm_config(tokenizer_mode="cacheprune"), parse_settings({}))
+    assert not caplog.records
+    with caplog.at_level("WARNING", logger="cacheprune.vllm.startup"):
+        check_deployment(vllm_config(tokenizer_mode="auto"), parse_settings({}))
+    assert "--tokenizer-mode cacheprune" in caplog.text
