@@ -68,8 +68,11 @@ _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-/](?:\d{1,5}[A-Za-z]?|[A-Za-z](?![\p{L}\d]))){0
 _NUMBER_END = r"(?![\p{L}\p{M}\d%]|[.,]\d)"
 _DIRECTION = r"(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b\.?)?"
 _ANY_WORD = r"\p{L}[\p{L}\p{M}'’\-]*"
-# A postcode of four or five digits (two letters may follow) and a town in any case.
-_POSTCODE_TOWN = rf"\d{{4,5}}(?:[ \t]?[A-Za-z]{{2}})?,?[ \t]+{_ANY_WORD}"
+# A town: one word in any case, then more capitalized ones ('Saint Éléonore-sur-Mer', 'Bad
+# Homburg'); a lower-case word after it goes on the sentence.
+_TOWN = rf"{_ANY_WORD}(?:[ \t]+{_WORD}){{0,2}}"
+# A postcode of four or five digits (two letters may follow) and a town.
+_POSTCODE_TOWN = rf"\d{{4,5}}(?:[ \t]?[A-Za-z]{{2}})?,?[ \t]+{_TOWN}"
 # Words that lead up to an address and are no part of it ('moved to', 'at').
 _LEAD_WORD = r"(?i:to|at|in|on|from|of|the|and|a|an|my|our|is|near)[ \t]"
 _LOWER_STREET = (rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+"
@@ -104,6 +107,10 @@ class Patterns:
             # 'Kastanienallee 12a', 'Hans-Günter-Ring 5'
             rf"(?<![\w\-])\p{{Lu}}[\p{{L}}\p{{M}}\-]*(?:{suffix}|-{_words(words.types_before_number)})"
             rf"\.?,?[ \t]+{marks}{_NUMBER}{_NUMBER_END}",
+            # the same in lower case ('ortmannstr. 67/97, 73529 neubrandenburg'), then a
+            # postcode within the next two parts
+            rf"(?<![\w\-])\p{{Ll}}[\p{{L}}\p{{M}}\-]*{suffix}\.?,?[ \t]+{marks}{_NUMBER}"
+            rf"{_NUMBER_END}{postcode_ahead}",
             # 'Calle Zacatecas 118', 'ul. Długa 8/3', 'Rua Oscar Freire, 1287', 'ул. X, д. 43'
             rf"(?<![\w/\-])(?<!\bet[ \t]){_words(words.types_before_name, capital=True)}[ \t]*"
             rf"(?:{_PARTICLE}[ \t]+)*{_NAME},?[ \t]+{marks}{_NUMBER}{_NUMBER_END}",
@@ -126,7 +133,7 @@ class Patterns:
             # CousinVille', 'plac Zbawiciela, 00-573 Warszawa')
             rf"(?<![\w/\-])(?<!\bet[ \t]){_words(long_types_before_name)}[ \t]*"
             rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,[ \t]+"
-            rf"(?:{postcode_any}),?[ \t]+{_ANY_WORD}",
+            rf"(?:{postcode_any}),?[ \t]+{_TOWN}",
             # 'Unter den Linden 77, 10117 Berlin', 'Damrak 1, 1012 LG Amsterdam': no street
             # type, but a postcode and a town right after the house number
             rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})",

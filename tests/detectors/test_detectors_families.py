@@ -144,6 +144,10 @@ def test_titles_before_and_degrees_after_a_name_are_masked_with_it(text, piece, 
     "Isapad 4, 7993XJ, Hertme", "Sítio Sousa, Bandeirantes, 15209-239 Moraes / ES",
     "conjunto melo, jardim alvorada, 28790-025 viana da mata / rr",
     "PSC 1005, Box 77, APO AE 09021", "USS Kidd, FPO AP 96349",
+    # issue 18 (misses of a NarrativeQA run): compound streets in lower case, and towns of
+    # several words after the postcode of a street without a number
+    "lindenstr. 4/2, 04109 leipzig", "rosengasse 17, 1010 wien",
+    "rue du Port, 44100 Saint Herblain", "rue Émile Zola, 73100 Aix Les Bains",
 ])
 def test_lower_case_addresses_and_streets_without_a_number(value: str) -> None:
     assert_whole_address_alone(value)
@@ -152,6 +156,7 @@ def test_lower_case_addresses_and_streets_without_a_number(value: str) -> None:
 @pytest.mark.parametrize("text", [
     "we meet at the main square, 12 stalls and 40 stands, and go on to the next one",
     "Street 7 of the festival map, 12 stalls, 40 stands and 3 stages.",
+    "we stayed at the hof 12 nights, then walked the weg 3, 4 and 5 times.",
 ])
 def test_lower_case_words_near_numbers_are_no_address(text: str) -> None:
     assert found(AddressDetector(), text) == []
