@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from cacheprune.engine.model import Transformer
-from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult
+from cacheprune.engine.plan import PrefillPlan, PrefillResult
 
 
 @dataclass(slots=True, frozen=True)
@@ -66,7 +66,6 @@ def generate(
     plan: PrefillPlan,
     params: SamplingParams,
     stop_token_ids: frozenset[int],
-    capture: AttentionCapture | None = None,
     request_start: float | None = None,
 ) -> Generation:
     """Prefill under `plan`, then decode until a stop token or `max_new_tokens`.
@@ -79,7 +78,7 @@ def generate(
     if params.seed is not None:
         generator = torch.Generator().manual_seed(params.seed)
     capacity = min(plan.num_tokens + params.max_new_tokens, model.config.max_context)
-    result = model.prefill(plan, capture=capture, capacity=capacity)
+    result = model.prefill(plan, capacity=capacity)
     prefill_done = time.perf_counter()
     token = sample(result.logits, params, generator)
     first_token = time.perf_counter()

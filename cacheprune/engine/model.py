@@ -185,6 +185,26 @@ class Transformer(nn.Module):
         )
 
     @torch.inference_mode()
+    def captured_attention(self, token_ids: torch.Tensor, prefill: PrefillResult,
+                           capture: AttentionCapture) -> torch.Tensor:
+        """The attention `prefill` (a prefill of `token_ids` that captured none) would have
+        captured under `capture`: its computed rows run again over its KV, rows of the other
+        tokens zero. For work after the answer, off the TTFT path; the KV is left as it was."""
+        n = int(token_ids.numel())
+        kv, positions = prefill.kv, prefill.computed_positions
+        # NOTE: the rows' K/V are written again on the way, from hidden states the capture's
+        # explicit attention computed (equal to the prefill's up to rounding): put back after,
+        # so that the KV stays the one the answer was decoded with.
+        keys, values = kv.keys[:, :, positions], kv.values[:, :, positions]  # copies
+        with torch.device(kv.keys.device):
+            state = CaptureState(n, capture.layer_set(self.config),
+                                 capture.head_index(self.config))
+            self._run(token_ids.to(kv.keys.device)[positions], positions, kv, n, state,
+                      last_row_only=True)
+        kv.keys[:, :, positions], kv.values[:, :, positions] = keys, values
+        return state.matrix
+
+    @torch.inference_mode()
     def decode_step(self, token_id: int, kv: KVBuffer) -> torch.Tensor:
         """Append one token at position kv.length; returns its next-token logits."""
         if kv.length >= kv.capacity:

@@ -23,7 +23,7 @@ import xxhash
 
 from cacheprune.annotator import score_spans
 from cacheprune.engine.model import Transformer
-from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult
+from cacheprune.engine.plan import PrefillPlan, PrefillResult
 from cacheprune.models import ChatTokenizer
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig
@@ -49,9 +49,6 @@ class ContextFreeSharing(PoolSharing):
         self.prefix_ids = prefix_ids
         # Everything before a run counts as outside it: the run is computed without it.
         self._score_config = config.annotator.model_copy(update={"recompute_context": "all"})
-
-    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
-        return None
 
     def accepts(self, match: Match) -> bool:
         # From an entry's first token only: a match inside an entry would reuse KV that saw

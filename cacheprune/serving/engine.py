@@ -85,8 +85,7 @@ class Engine:
         with self.pool.session(request.request_id, scope) as session:
             plan = strategy.plan(request, session)
             generation = generate(self.model, plan, sampling or SamplingParams(),
-                                  self.tokenizer.stop_token_ids,
-                                  capture=strategy.capture(request, plan), request_start=started)
+                                  self.tokenizer.stop_token_ids, request_start=started)
             # Everything below runs after the first token: it is off the TTFT path.
             published, publish_error = self._publish(request, session, generation.prefill)
             if publish_error is None:

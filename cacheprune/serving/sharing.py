@@ -36,14 +36,6 @@ class PoolSharing(SharingStrategy):
     def search_view(self, request: ServedRequest) -> PublicView:
         return request.whole_view
 
-    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
-        # NOTE: a prefill that computes no run of min_len publishable tokens (a warm request
-        # computes its private values, the question and scattered recomputed tokens) gives the
-        # annotator nothing to choose from: its attention is not captured at all.
-        if not self.can_publish(request, plan.compute_mask().numpy()):
-            return None
-        return self.annotator_capture()
-
     def can_publish(self, request: ServedRequest, computed: MaskArray) -> bool:
         """Whether the prompt tokens flagged in `computed` hold a run of `annotator.min_len`
         public tokens of the view (the shortest segment there is)."""
@@ -75,11 +67,19 @@ class PoolSharing(SharingStrategy):
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
-        if prefill.attention is None:  # see `capture`: nothing to publish
+        computed = computed_mask(request, prefill)
+        # NOTE: a prefill that computed no run of min_len publishable tokens (a warm request
+        # computes its private values, the question and scattered recomputed tokens) gives the
+        # annotator nothing to choose from: no attention is computed at all.
+        if not self.can_publish(request, computed):
             return []
+        # The annotator's attention is computed here, after the answer, rather than captured
+        # by the prefill: the capture's explicit attention cost 10-15% of a warm request's TTFT.
+        attention = self.model.captured_attention(torch.from_numpy(request.token_ids),
+                                                  prefill, self.annotator_capture())
         view = self.search_view(request)
-        segments = self.segments(request, view, prefill.attention.numpy(),
-                                 computed_mask(request, prefill)[view.positions])
+        segments = self.segments(request, view, attention.cpu().numpy(),
+                                 computed[view.positions])
         if not segments:
             return []
         source = self.kv_source(request, view, prefill, max(end for _, end, _ in segments))
@@ -108,11 +108,6 @@ class SegmentSharing(PoolSharing):
     private value. `"paper_baseline"`: the CachePrune paper's choice, a research baseline only:
     segments chosen by the annotator from the attention seen from the view, published with the
     KV as computed in context, whose segments after a private value carry a trace of it."""
-
-    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
-        if self._publishes_private_free(request):
-            return None  # `publish` reads the private-free pass's attention instead
-        return super().capture(request, plan)
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:

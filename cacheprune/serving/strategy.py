@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from typing import NamedTuple
 
-from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult
+from cacheprune.engine.plan import PrefillPlan, PrefillResult
 from cacheprune.pool import PoolSession
 from cacheprune.serving.request import ServedRequest
 from cacheprune.tokens import TokenIds
@@ -25,15 +25,11 @@ class Published(NamedTuple):
 
 class SharingStrategy(abc.ABC):
     """Calling contract (the engine, once per request, in this order, inside the request's pool
-    session): `plan` before the prefill; `capture` with that plan, before the prefill;
-    `publish` after the first token, off the TTFT path. What `publish` stages becomes visible
+    session): `plan` before the prefill; `publish` after the answer, off the TTFT path (any
+    attention it needs it computes there). What `publish` stages becomes visible
     only if the request ends well (the session publishes on commit). A strategy may keep state
     across requests (a prefix cache); it must never keep a request's private tokens in anything
     another tenant reads."""
-
-    def capture(self, request: ServedRequest, plan: PrefillPlan) -> AttentionCapture | None:
-        """Which attention the prefill under `plan` should capture for `publish`; None: none."""
-        return None
 
     @abc.abstractmethod
     def plan(self, request: ServedRequest, session: PoolSession) -> PrefillPlan:

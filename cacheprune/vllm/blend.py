@@ -80,9 +80,7 @@ class Blender:
             else:
                 plan = PrefillPlan(plan.token_ids, pooled)
             with torch.device(self._device):
-                result = engine.model.prefill(
-                    _on(plan, self._device),
-                    capture=strategy.capture(request, plan) if order.publish else None)
+                result = engine.model.prefill(_on(plan, self._device))
         figures = PrefillFigures([(span.start, span.end) for span in pooled],
                                  result.num_recomputed, result.num_computed,
                                  order.num_local_tokens)

@@ -109,3 +109,12 @@ def test_captured_rows_of_a_reuse_plan_match_eager_attentions(default_model, hf_
     skipped[rows] = False
     assert not result.attention[skipped].any()
     torch.testing.assert_close(result.logits, full.logits, atol=ATOL, rtol=0)
+
+    # The same attention computed after a prefill that captured none (off the TTFT path),
+    # which leaves that prefill's KV as it was.
+    plain = model.prefill(PrefillPlan(torch.tensor(ids), [span]))
+    keys, values = plain.keys.clone(), plain.values.clone()
+    later = model.captured_attention(torch.tensor(ids), plain, AttentionCapture(layers))
+    torch.testing.assert_close(later[rows], expected[rows], atol=1e-5, rtol=0)
+    assert not later[skipped].any()
+    assert torch.equal(plain.keys, keys) and torch.equal(plain.values, values)

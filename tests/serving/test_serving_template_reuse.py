@@ -102,9 +102,8 @@ def test_the_public_prefix_is_reused_exactly(default_model, policy):
 
 @pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
 def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_mode):
-    """A warm request computes no run of public tokens long enough to publish: its prefill
-    captures no attention and it runs no private-free pass. (Isolated mode never captures in
-    the prefill of a prompt with private tokens: its segments come from that pass.)"""
+    """A warm request computes no run of public tokens long enough to publish: its publish
+    computes no attention and runs no private-free pass, while the cold request's does."""
     model, tokenizer = default_model
     engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
     strategy = engine.strategy
@@ -112,15 +111,12 @@ def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_m
     with engine.pool.session("cold", Scope(engine.identity, "a")) as session:
         plan = strategy.plan(cold, session)
         assert strategy.can_publish(cold, plan.compute_mask().numpy())
-        captured = strategy.capture(cold, plan)
-        assert (captured is None) == (publish_mode == "isolated")
     engine.generate("a", _messages("a"), PARAMS)
     warm = _served(tokenizer, policy, "b")
     with engine.pool.session("warm", Scope(engine.identity, "b")) as session:
         plan = strategy.plan(warm, session)
         assert plan.reused  # the positive control: the plan does reuse
         assert not strategy.can_publish(warm, plan.compute_mask().numpy())
-        assert strategy.capture(warm, plan) is None
 
 
 def _hits_in_document(tokenizer, tenant: str, document: str,
