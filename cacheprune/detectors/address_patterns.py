@@ -57,8 +57,10 @@ def _words(words: list[str], capital: bool = False) -> str:
 
 
 # A capitalized word of any script ('Hawthorne', 'Jean-Jaurès', 'Профсоюзная', 'Co.').
-# A period ends only a short word ('St.', 'Co.', 'Bât.'): after a longer one it ends the sentence.
-_WORD = r"(?:\p{Lu}[\p{L}\p{M}'’\-]{0,3}\.|\p{Lu}(?:[\p{L}\p{M}'’.\-]*[\p{L}\p{M}])?)"
+# A period ends only a short word ('St.', 'Co.', 'Bât.'): after a longer one it ends the sentence;
+# a hyphen may join another word to it ('St.-Annaparochie').
+_WORD = (r"(?:\p{Lu}[\p{L}\p{M}'’\-]{0,3}\.(?:-\p{Lu}[\p{L}\p{M}'’\-]*[\p{L}\p{M}])?|"
+         r"\p{Lu}(?:[\p{L}\p{M}'’.\-]*[\p{L}\p{M}])?)")
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
 _PARTICLE = (r"(?:de|del|dels|de la|della|dei|delle|di|da|do|dos|das|du|des|van|von|der|den|"
              r"la|las|los|le|les|el|al|bin|y|e|am|an|auf|zum|zur|im|ob|sur|sous|upon|on|of|"
@@ -68,13 +70,16 @@ _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-/](?:\d{1,5}[A-Za-z]?|[A-Za-z](?![\p{L}\d]))){0
 _NUMBER_END = r"(?![\p{L}\p{M}\d%]|[.,]\d)"
 _DIRECTION = r"(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b\.?)?"
 _ANY_WORD = r"\p{L}[\p{L}\p{M}'’\-]*"
+# Words that lead up to an address and are no part of it ('moved to', 'at').
+_LEAD_WORD = r"(?i:to|at|in|on|from|of|the|and|a|an|my|our|is|near)[ \t]"
+# A word of an address part or an ordinal ('Vila Independencia 3ª Seção'); never a word that
+# leads up to an address ('moved to').
+_PART_WORD = rf"(?!{_LEAD_WORD})(?:{_ANY_WORD}|\d{{1,3}}[ºª°])"
 # A town: one word in any case, then more capitalized ones ('Saint Éléonore-sur-Mer', 'Bad
 # Homburg'); a lower-case word after it goes on the sentence.
 _TOWN = rf"{_ANY_WORD}(?:[ \t]+{_WORD}){{0,2}}"
 # A postcode of four or five digits (two letters may follow) and a town.
 _POSTCODE_TOWN = rf"\d{{4,5}}(?:[ \t]?[A-Za-z]{{2}})?,?[ \t]+{_TOWN}"
-# Words that lead up to an address and are no part of it ('moved to', 'at').
-_LEAD_WORD = r"(?i:to|at|in|on|from|of|the|and|a|an|my|our|is|near)[ \t]"
 _LOWER_STREET = (rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+"
                  rf"{_POSTCODE_TOWN}")
 
@@ -89,7 +94,8 @@ class Patterns:
         guard = rf"(?<![\w/.\-])(?<!(?i:{not_before})\.?[ \t])"
         # Lower-case addresses: postcodes in any case, found within the next two parts.
         postcode_any = f"(?i:{postcode})"
-        postcode_ahead = (rf"(?=,?[ \t]+(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}},[ \t]*)?"
+        postcode_ahead = (rf"(?=,?[ \t]+(?:{_ANY_WORD}(?:[ \t]+(?:{_ANY_WORD}|\d{{1,5}})){{0,2}},"
+                          rf"[ \t]*)?"
                           rf"(?:\p{{L}}{{2,3}}[ \t]+)?(?:{postcode_any})(?![\p{{L}}\d\-]))")
         long_types_before_name = [w for w in words.types_before_name if len(w) > 1]
         suffix = _words(words.compound_suffixes)
@@ -152,7 +158,7 @@ class Patterns:
         )
         self.parts_before = regex.compile(
             rf"(?<![\p{{L}}\d])(?!{_LEAD_WORD})"
-            rf"(?:(?:{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}|\d{{1,6}}),[ \t]*){{1,3}}$"
+            rf"(?:(?:{_PART_WORD}(?:[ \t]+{_PART_WORD}){{0,3}}|\d{{1,6}}),[ \t]*){{1,3}}$"
         )
         self.street_word = regex.compile(
             "|".join([_words(words.types_after_name, capital=True),
@@ -180,6 +186,9 @@ class Patterns:
         self.divided = _divided_address(words.division_words)
         self.pin_address = regex.compile(_PIN_ADDRESS)
         atom = "|".join([
+            # a short word, its period and a hyphen join a town's name ('St.-Annaparochie'),
+            # before a unit or side word takes the short word alone
+            r"\p{Lu}[\p{L}\p{M}]{0,3}\.-\p{Lu}[\p{L}\p{M}'’\-]*[\p{L}\p{M}]",
             rf"{unit}\.?:?[ \t]*#?[ \t]*{unit_id}",
             rf"(?:{postcode})(?![\p{{L}}\d\-])",
             r"\d{1,2}\.?[ \t]?[ºª°oa]\.?(?:[ \t\-]?\p{Lu})?(?![\p{L}\d])",
@@ -190,6 +199,8 @@ class Patterns:
             _ORDINAL,
             rf"{_NUMBER}(?![\p{{L}}\d])",
             r"\(\p{Lu}[\p{L}\p{M} .\-]{0,30}\)",
+            # a town whose accent is written as an apostrophe ("Muggio'", "Cantu'")
+            r"\p{Lu}[\p{L}\p{M}]*['’](?![\p{L}\p{M}\d])",
             _WORD,
         ])
         joint = r"(?:[ \t]*/[ \t]*|[ \t]+-[ \t]+|[ \t]+)"
@@ -200,7 +211,9 @@ class Patterns:
         # word that goes on the sentence ('..., 35010 and then').
         lower_word = (r"(?!(?:and|or|but|the|last|next|since|for|in|on|at|to|is|was|from|with|"
                       r"y|e|et|und|en|o|ou|che|que|i)(?![\p{L}\d]))\p{Ll}[\p{L}\p{M}'’\-]*")
-        lower_atom = f"{atom}|(?i:{postcode})(?![\\p{{L}}\\d\\-])|{lower_word}"
+        # a province in brackets, in lower case too ('(rc)')
+        lower_atom = (f"{atom}|(?i:{postcode})(?![\\p{{L}}\\d\\-])|\\(\\p{{Ll}}{{2,3}}\\)|"
+                      f"{lower_word}")
         self.lower_part = regex.compile(
             rf"(?:(?:{lower_atom})(?:{joint}(?:{lower_atom})){{0,3}})"
         )

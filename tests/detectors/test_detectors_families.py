@@ -167,6 +167,9 @@ def test_lower_case_words_near_numbers_are_no_address(text: str) -> None:
     ("Call me back on +90(929)007-5400x9171 if unclear.", "+90(929)007-5400x9171"),
     ("Phone: (07937) 37637\nPlease pay", "(07937) 37637"),
     ("Phone: (00)921-9635\nPlease pay", "(00)921-9635"),
+    # issue 18 (held-out seeds): a verb that asks for a call labels an unknown numbering plan
+    ("Please ring me on 000 4417 2290 after six.", "000 4417 2290"),
+    ("You can reach us at 0045-712 3309 any day.", "0045-712 3309"),
 ])
 def test_phone_extensions_and_numbers_after_a_label(text: str, value: str) -> None:
     chain = DetectorChain([PhoneDetector(), RuleDetector()], timeout_s=None)
@@ -189,6 +192,12 @@ def test_a_phone_label_does_not_make_any_number_a_phone() -> None:
     "Flat No. 9, Laxmi Nagar, Delhi 110092", "22 Tilak Vihar, Nagpur 440 010",
     # an unlisted street type before a town, a state and a ZIP code; an Italian particle
     "4410 Cobbler Rue, Fairhaven, KS 66002", "Via Dante 5, 65029 Torre De' Passeri (PE)",
+    # issue 18 (held-out seeds): Italian street types, province in lower case, a town whose
+    # accent is an apostrophe, a unit between number and postcode, 'St.-' towns, ordinals in
+    # the parts of a Brazilian address
+    "Incrocio Rossi, 12, 40121, Bologna (BO)", "vico stretto, 3 appartamento 2, 80134, napoli (na)",
+    "Corso Garibaldi, 41, 22063, Cantu' (CO)", "Kerkstraat 12, 9271AB, St.-Jacobiparochie",
+    "Rua das Flores, 45, Jardim Europa 2ª Etapa, 12345678 Campinas / SP",
 ])
 def test_addresses_by_division_words_pin_codes_and_state_zip_tails(value: str) -> None:
     assert_whole_address_alone(value)
@@ -198,6 +207,11 @@ def test_addresses_by_division_words_pin_codes_and_state_zip_tails(value: str) -
     "神奈川県横浜市中区山下町3丁目8番2号 パークタワー山下1204",
     "福岡県福岡市博多区博多駅前5丁目12番7号 サンハイツ博多 305号室",
     "福岡県福岡市博多区博多駅前5丁目12番7号 サンハイツ博多",
+    # issue 18 (held-out seeds): 'ヶ' in a place name, full-width Latin letters and a long
+    # district before the block numbers
+    "千葉県鎌ヶ谷市初富本町2丁目4番1号",
+    "東京都千代田区大手町ＪＡビル8丁目1番3号",
+    "愛知県名古屋市中村区名駅南名駅南グランドタワー2丁目5番9号 コーポ栄101",
 ])
 def test_a_japanese_building_and_room_after_the_block_numbers(value: str) -> None:
     chain = DetectorChain([RuleDetector(rules_file=RULES / "addresses.yaml",
