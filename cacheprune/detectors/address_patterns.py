@@ -19,6 +19,7 @@ class AddressWordsSpec(BaseModel):
 
     version: int = 1
     types_after_name: list[str] = Field(min_length=1)
+    types_after_name_only: list[str] = Field(default_factory=list)
     types_before_number: list[str] = Field(min_length=1)
     types_before_name: list[str] = Field(min_length=1)
     types_after_number: list[str] = Field(min_length=1)
@@ -95,9 +96,11 @@ class Patterns:
         # Lower-case addresses: postcodes in any case, found within the next two parts.
         postcode_any = f"(?i:{postcode})"
         postcode_ahead = (rf"(?=,?[ \t]+(?:{_ANY_WORD}(?:[ \t]+(?:{_ANY_WORD}|\d{{1,5}})){{0,2}},"
-                          rf"[ \t]*)?"
+                          rf"[ \t]*){{0,2}}"
                           rf"(?:\p{{L}}{{2,3}}[ \t]+)?(?:{postcode_any})(?![\p{{L}}\d\-]))")
         long_types_before_name = [w for w in words.types_before_name if len(w) > 1]
+        name_only = (_words(words.types_after_name_only, capital=True)
+                     if words.types_after_name_only else "(?!)")
         suffix = _words(words.compound_suffixes)
         hyphen = "|".join(regex.escape(s) for s in words.hyphen_suffixes) or "(?!)"
         self.streets = regex.compile("|".join([
@@ -105,6 +108,8 @@ class Patterns:
             rf"{guard}{_NUMBER}(?:[ \t]?(?:bis|ter|[A-D])\b)?,?[ \t]+(?:{_NAME}[ \t]+)?"
             rf"{_words(words.types_after_name, capital=True)}\.?{_DIRECTION}"
             r"(?:[ \t]+\d{1,4}(?![\p{L}\d]))?",
+            # '2839 Nicolas Via', '952 Taylor Junctions': a type that is also an English word
+            rf"{guard}{_NUMBER},?[ \t]+{_NAME}[ \t]+{name_only}\.?{_DIRECTION}",
             # '418 Teheran-ro'
             rf"{guard}{_NUMBER},?[ \t]+{_WORD}-(?i:{hyphen})\b",
             # 'Mariahilfer Straße 88/2/14', 'Thorvald Meyers gate 58', 'Bağdat Cad. No: 214'
@@ -134,7 +139,7 @@ class Patterns:
             rf"{_NUMBER}{_NUMBER_END}{postcode_ahead}",
             # '34675 akçay island, akarland, nj 04618'
             rf"{guard}{_NUMBER},?[ \t]+(?:{_ANY_WORD}[ \t]+){{1,3}}"
-            rf"{_words(words.types_after_name)}\.?{postcode_ahead}",
+            rf"{_words(words.types_after_name + words.types_after_name_only)}\.?{postcode_ahead}",
             # A street without a house number, then a postcode and a town ('rue Vincent, 95206
             # CousinVille', 'plac Zbawiciela, 00-573 Warszawa')
             rf"(?<![\w/\-])(?<!\bet[ \t]){_words(long_types_before_name)}[ \t]*"

@@ -64,6 +64,10 @@ class NameDetector(Detector):
         self._cue = _phrase_pattern(self.words.name_cues, r"[ \t]*[,:]?[ \t]*$")
         self._after_cue = _phrase_pattern(self.words.after_cues, r"(?!\w)", start=True) \
             if self.words.after_cues else None
+        # A degree between a name and the word that says it spoke ('diane geisler b.a. says').
+        self._degree = _phrase_pattern([d.rstrip(".") for d in self.words.post_nominals],
+                                       r"\.?[ \t]+", start=True) \
+            if self.words.post_nominals else None
         self._sign_off = _phrase_pattern(self.words.sign_offs, r"[ \t]*[,.!]?[ \t]*$", start=True)
         self._abbreviations = frozenset(a.casefold() for a in self.words.name_abbreviations)
         self._places = frozenset(w.casefold() for w in self.words.place_words)
@@ -92,10 +96,8 @@ class NameDetector(Detector):
         spans.extend(self._family_comma_given(text, words))
         spans.extend(self._given_unlisted_family(text, words))
         if self._after_cue is not None:
-            after_cue = self._after_cue
             spans.extend(Span(ENTITY, start, end, 0.7, self.name) for start, end in
-                         names_before_said(text, words,
-                                           lambda at: bool(after_cue.match(text[at:at + 20])),
+                         names_before_said(text, words, lambda at: self._says_at(text, at),
                                            self._stop_words.__contains__,
                                            lambda key: key.rstrip(".") in self._titles))
         spans.extend(self._coordinated(text, spans, left_out))
@@ -104,6 +106,14 @@ class NameDetector(Detector):
         spans.extend(Span(ENTITY, start, end, 0.65, self.name)
                      for start, end in self._islands.find(text))
         return spans
+
+    def _says_at(self, text: str, at: int) -> bool:
+        """A word that says a person spoke starts at `at`, or a degree and then such a word."""
+        assert self._after_cue is not None
+        if self._after_cue.match(text[at:at + 20]):
+            return True
+        degree = self._degree.match(text[at:at + 20]) if self._degree is not None else None
+        return degree is not None and bool(self._after_cue.match(text[at + degree.end():][:20]))
 
     @staticmethod
     def _could_be_coordinated(run: list[NameWord]) -> bool:

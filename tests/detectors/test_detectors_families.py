@@ -1,4 +1,5 @@
-"""The families of values issue 16's last round closed, each next to text that must stay public:
+"""The families of values issue 16's last round closed (and issue 18's rounds on held-out eval
+seeds added to, marked where they do), each next to text that must stay public:
 lower-case handles after role words, lower-case names before 'says', names in scripts without
 capitals inside English text, titles and degrees around names, lower-case addresses, streets
 without a house number, and phone numbers with an extension or after a label."""
@@ -157,6 +158,7 @@ def test_lower_case_addresses_and_streets_without_a_number(value: str) -> None:
     "we meet at the main square, 12 stalls and 40 stands, and go on to the next one",
     "Street 7 of the festival map, 12 stalls, 40 stands and 3 stages.",
     "we stayed at the hof 12 nights, then walked the weg 3, 4 and 5 times.",
+    "the 3 Bridges study ran 12 Beach sessions and 4 Camp days",
 ])
 def test_lower_case_words_near_numbers_are_no_address(text: str) -> None:
     assert found(AddressDetector(), text) == []
@@ -198,6 +200,10 @@ def test_a_phone_label_does_not_make_any_number_a_phone() -> None:
     "Incrocio Rossi, 12, 40121, Bologna (BO)", "vico stretto, 3 appartamento 2, 80134, napoli (na)",
     "Corso Garibaldi, 41, 22063, Cantu' (CO)", "Kerkstraat 12, 9271AB, St.-Jacobiparochie",
     "Rua das Flores, 45, Jardim Europa 2ª Etapa, 12345678 Campinas / SP",
+    # US street types that are everyday words, after a street name; two parts before the
+    # ZIP code in lower case; Spanish 'C. de'
+    "7716 Harper Junctions Apt. 210, North Evan, OR 97301", "18 Miller Via, Eastport, ME 04631",
+    "4410 dale bluff suite 12, port ellen, ks 66002", "C. de la Reina 14, Sevilla, 41004",
 ])
 def test_addresses_by_division_words_pin_codes_and_state_zip_tails(value: str) -> None:
     assert_whole_address_alone(value)
@@ -212,6 +218,7 @@ def test_addresses_by_division_words_pin_codes_and_state_zip_tails(value: str) -
     "千葉県鎌ヶ谷市初富本町2丁目4番1号",
     "東京都千代田区大手町ＪＡビル8丁目1番3号",
     "愛知県名古屋市中村区名駅南名駅南グランドタワー2丁目5番9号 コーポ栄101",
+    "北海道札幌市中央区大通西3丁目7番 ひまわりハイツ204",
 ])
 def test_a_japanese_building_and_room_after_the_block_numbers(value: str) -> None:
     chain = DetectorChain([RuleDetector(rules_file=RULES / "addresses.yaml",
