@@ -73,6 +73,9 @@ _DIRECTION = r"(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b\.?)?"
 _ANY_WORD = r"\p{L}[\p{L}\p{M}'’\-]*"
 # Words that lead up to an address and are no part of it ('moved to', 'at').
 _LEAD_WORD = r"(?i:to|at|in|on|from|of|the|and|a|an|my|our|is|near)[ \t]"
+# Not a word that goes on the sentence after a lower-case address ('..., 35010 and then').
+_GOES_ON_SENTENCE = (r"(?!(?:and|or|but|the|last|next|since|for|in|on|at|to|is|was|from|with|"
+                     r"y|e|et|und|en|o|ou|che|que|i)(?![\p{L}\d]))")
 # A word of an address part or an ordinal ('Vila Independencia 3ª Seção'); never a word that
 # leads up to an address ('moved to').
 _PART_WORD = rf"(?!{_LEAD_WORD})(?:{_ANY_WORD}|\d{{1,3}}[ºª°])"
@@ -214,8 +217,7 @@ class Patterns:
         )
         # A lower-case address grows over lower-case words too, a few per part, never over a
         # word that goes on the sentence ('..., 35010 and then').
-        lower_word = (r"(?!(?:and|or|but|the|last|next|since|for|in|on|at|to|is|was|from|with|"
-                      r"y|e|et|und|en|o|ou|che|que|i)(?![\p{L}\d]))\p{Ll}[\p{L}\p{M}'’\-]*")
+        lower_word = rf"{_GOES_ON_SENTENCE}\p{{Ll}}[\p{{L}}\p{{M}}'’\-]*"
         # a province in brackets, in lower case too ('(rc)')
         lower_atom = (f"{atom}|(?i:{postcode})(?![\\p{{L}}\\d\\-])|\\(\\p{{Ll}}{{2,3}}\\)|"
                       f"{lower_word}")
@@ -249,9 +251,10 @@ def _divided_address(division_words: list[str]) -> regex.Pattern[str]:
     # NOTE: every word is one run of letters and a single separator, so the bounded repeats
     # backtrack over at most a few words per house number.
     street = r"(?:[\p{L}\p{M}]+|\d{1,5}(?:/\d{1,5}){0,3})"
-    # A division's name stops before the next division word ('Phường An Nhơn Thành phố ...').
-    name_word = rf"(?!{division})(?:\p{{Lu}}[\p{{L}}\p{{M}}]*|\d{{1,3}})"
-    name = rf"{name_word}(?:[ \t]+{name_word}){{0,4}}"
+    # A division's name stops before the next division word ('Phường An Nhơn Thành phố ...');
+    # in an address written in lower case its words are too ('phường bình minh tỉnh bắc ninh').
+    name_word = rf"(?!{division}){_GOES_ON_SENTENCE}(?:[\p{{L}}\p{{M}}]+|\d{{1,6}})"
+    name = rf"{name_word}(?:[ \t]+{name_word}){{0,5}}"
     return regex.compile(
         rf"(?<![\w/.\-])(?:(?i:số)\.?[ \t]*)?\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}}[A-Za-z]?){{0,3}}"
         rf"(?:,?[ \t]+{street}){{1,8}}?(?:,?[ \t]+{division}[ \t]+{name}){{1,4}}"
@@ -268,7 +271,7 @@ _UNCASED_WORD = r"\p{Lo}[\p{L}\p{M}]*"
 _PIN_ADDRESS = (
     rf"(?<![\w/.\-])\d{{1,5}}[A-Za-z]?(?:[-/]\d{{1,5}}){{0,3}},?[ \t]+{_UNCASED_WORD}"
     rf"(?:[ \t]+{_UNCASED_WORD}){{0,4}}(?:,[ \t]*|[ \t]*\r?\n[ \t]*){_UNCASED_OR_CAPITAL}"
-    rf"(?:[ \t]+{_UNCASED_OR_CAPITAL}){{0,2}}(?:[ \t]*-[ \t]*|,?[ \t]+)[1-9]\d{{2}} ?\d{{3}}"
+    rf"(?:[ \t]+{_UNCASED_OR_CAPITAL}){{0,2}}(?:[ \t]*-[ \t]*|,?[ \t]+)\d{{3}} ?\d{{3}}"
     r"(?![\p{L}\d])"
 )
 

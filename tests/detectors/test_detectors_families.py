@@ -194,6 +194,11 @@ def test_a_phone_label_does_not_make_any_number_a_phone() -> None:
     "Flat No. 9, Laxmi Nagar, Delhi 110092", "22 Tilak Vihar, Nagpur 440 010",
     # an unlisted street type before a town, a state and a ZIP code; an Italian particle
     "4410 Cobbler Rue, Fairhaven, KS 66002", "Via Dante 5, 65029 Torre De' Passeri (PE)",
+    # issue 18 (held-out seeds): Vietnamese in lower case, a postcode after the province; a PIN
+    # with a leading zero (made up, but private all the same)
+    "số 12 phố hàng bạc phường hàng đào quận hoàn kiếm hà nội 10000",
+    "Số 9 Đường Lê Duẩn phường Bến Nghé Quận 1 Thành phố Hồ Chí Minh 70000",
+    "58 शर्मा, इंदौर-045210",
     # issue 18 (held-out seeds): Italian street types, province in lower case, a town whose
     # accent is an apostrophe, a unit between number and postcode, 'St.-' towns, ordinals in
     # the parts of a Brazilian address
