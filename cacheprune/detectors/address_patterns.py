@@ -58,10 +58,8 @@ def _words(words: list[str], capital: bool = False) -> str:
 
 
 # A capitalized word of any script ('Hawthorne', 'Jean-Jaurès', 'Профсоюзная', 'Co.').
-# A period ends only a short word ('St.', 'Co.', 'Bât.'): after a longer one it ends the sentence;
-# a hyphen may join another word to it ('St.-Annaparochie').
-_WORD = (r"(?:\p{Lu}[\p{L}\p{M}'’\-]{0,3}\.(?:-\p{Lu}[\p{L}\p{M}'’\-]*[\p{L}\p{M}])?|"
-         r"\p{Lu}(?:[\p{L}\p{M}'’.\-]*[\p{L}\p{M}])?)")
+# A period ends only a short word ('St.', 'Co.', 'Bât.'): after a longer one it ends the sentence.
+_WORD = r"(?:\p{Lu}[\p{L}\p{M}'’\-]{0,3}\.|\p{Lu}(?:[\p{L}\p{M}'’.\-]*[\p{L}\p{M}])?)"
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
 _PARTICLE = (r"(?:de|del|dels|de la|della|dei|delle|di|da|do|dos|das|du|des|van|von|der|den|"
              r"la|las|los|le|les|el|al|bin|y|e|am|an|auf|zum|zur|im|ob|sur|sous|upon|on|of|"

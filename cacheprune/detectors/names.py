@@ -113,7 +113,10 @@ class NameDetector(Detector):
         if self._after_cue.match(text[at:at + 20]):
             return True
         degree = self._degree.match(text[at:at + 20]) if self._degree is not None else None
-        return degree is not None and bool(self._after_cue.match(text[at + degree.end():][:20]))
+        if degree is None:
+            return False
+        cue = at + degree.end()
+        return bool(self._after_cue.match(text[cue:cue + 20]))
 
     @staticmethod
     def _could_be_coordinated(run: list[NameWord]) -> bool:

@@ -13,6 +13,8 @@ import math
 import torch
 
 from cacheprune.engine.linear import linear
+from cacheprune.engine.plan import AttentionCapture
+from cacheprune.models.config import ModelConfig
 
 # Query rows per chunk. Each KV head's chunk is scored, normalized, multiplied by the values
 # and summed over its query heads in one buffer of group x chunk x n floats (3 x 128 x 4096 x
@@ -23,6 +25,11 @@ CAPTURE_CHUNK = 128
 class CaptureState:
     """The capture matrix of one prefill, the layers and heads it averages, and the scratch
     buffers its chunks share."""
+
+    @classmethod
+    def of(cls, capture: AttentionCapture, config: ModelConfig, n: int) -> CaptureState:
+        """The state of a prefill of `n` tokens under `capture` (its layers and heads checked)."""
+        return cls(n, capture.layer_set(config), capture.head_index(config))
 
     def __init__(self, n: int, layers: frozenset[int], heads: torch.Tensor | None) -> None:
         self.matrix = torch.zeros(n, n)

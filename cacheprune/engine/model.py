@@ -166,9 +166,7 @@ class Transformer(nn.Module):
         positions = compute.nonzero().squeeze(1)
         state = None
         if capture is not None:
-            state = CaptureState(
-                n, capture.layer_set(self.config), capture.head_index(self.config)
-            )
+            state = CaptureState.of(capture, self.config, n)
         hidden = self._run(plan.token_ids[positions], positions, kv, n, state,
                            last_row_only=not all_logits)
         kv.length = n
@@ -197,8 +195,7 @@ class Transformer(nn.Module):
         # so that the KV stays the one the answer was decoded with.
         keys, values = kv.keys[:, :, positions], kv.values[:, :, positions]  # copies
         with torch.device(kv.keys.device):
-            state = CaptureState(n, capture.layer_set(self.config),
-                                 capture.head_index(self.config))
+            state = CaptureState.of(capture, self.config, n)
             self._run(token_ids.to(kv.keys.device)[positions], positions, kv, n, state,
                       last_row_only=True)
         kv.keys[:, :, positions], kv.values[:, :, positions] = keys, values
