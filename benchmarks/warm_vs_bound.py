@@ -1,10 +1,13 @@
 """Warm requests against the oracle bound, side by side: for each warm request of one document,
 the engine's TTFT and the bound's (the cheapest prefill: only what no sharing scheme could
 serve is computed), the rows each computed, and where the engine's time went (cProfile, by
-function, as shares of its TTFT: compare costs, not seconds, on a busy machine).
+function, as shares of the last warm request's `Engine.generate` call, which includes the
+publishing after the answer: isolated mode's private-free pass shows as `attend_and_capture`
+there; compare costs, not seconds, on a busy machine).
 
-    python benchmarks/warm_vs_bound.py [--tenants 5] [--publish-mode isolated]
-    python benchmarks/warm_vs_bound.py --dataset qasper --data-dir DATA --min-words 3000
+    PYTHONPATH=. python benchmarks/warm_vs_bound.py [--tenants 5] [--publish-mode isolated]
+    PYTHONPATH=. python benchmarks/warm_vs_bound.py --dataset qasper --data-dir DATA \
+        --min-words 3000
 """
 
 from __future__ import annotations
