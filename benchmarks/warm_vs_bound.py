@@ -5,9 +5,8 @@ function, as shares of the last warm request's `Engine.generate` call, which inc
 publishing after the answer: isolated mode's private-free pass shows as `attend_and_capture`
 there; compare costs, not seconds, on a busy machine).
 
-    PYTHONPATH=. python benchmarks/warm_vs_bound.py [--tenants 5] [--publish-mode isolated]
-    PYTHONPATH=. python benchmarks/warm_vs_bound.py --dataset qasper --data-dir DATA \
-        --min-words 3000
+  PYTHONPATH=. python benchmarks/warm_vs_bound.py [--tenants 5] [--publish-mode isolated]
+  PYTHONPATH=. python benchmarks/warm_vs_bound.py --dataset qasper --data-dir DATA --min-words 3000
 """
 
 from __future__ import annotations
