@@ -19,6 +19,8 @@ from cacheprune.engine.plan import AttentionCapture, KVBuffer, PrefillPlan, Pref
 from cacheprune.engine.rope import apply_rope, cos_sin, inverse_frequencies, move_keys
 from cacheprune.models.config import ModelConfig, ModelLoadError
 
+FILL_MIN = 0.5  # share of a pass's keys computed from which it runs as plain causal attention
+
 
 class RMSNorm(nn.Module):
     def __init__(self, dim: int, eps: float) -> None:
@@ -40,6 +42,7 @@ class _Layout:
     write: slice | torch.Tensor  # where the computed K/V go in the buffer
     mask: torch.Tensor | None  # [m, kv_len] bool, True = may attend
     is_causal: bool
+    fill: bool = False  # the rows sit among blank ones, one per key, for plain causal attention
 
     @classmethod
     def of(cls, positions: torch.Tensor, kv_len: int) -> _Layout:
@@ -52,14 +55,36 @@ class _Layout:
             return cls(positions, kv_len, write, None, True)
         if m == 1 and first == kv_len - 1:  # one new token sees everything
             return cls(positions, kv_len, write, None, False)
+        if m >= FILL_MIN * kv_len:
+            # NOTE: SDPA's CPU kernels run any mask but the plain causal one as an explicit
+            # mask, slower than computing the whole prompt. With most rows computed (a tail
+            # after a reused prefix, a cold request with a few hits), blank queries in the
+            # reused rows make it plain causal attention again.
+            return cls(positions, kv_len, write, None, True, fill=True)
         mask = torch.arange(kv_len)[None, :] <= positions[:, None]
         return cls(positions, kv_len, write, mask, False)
 
     def last_row(self) -> _Layout:
         """The same pass seen from its last token only (which sees every key before it)."""
         last = self.positions[-1:]
-        mask = None if self.mask is None else self.mask[-1:]
+        if self.mask is not None:
+            mask: torch.Tensor | None = self.mask[-1:]
+        else:  # causal: the last row sees every key up to its own
+            mask = None if int(last) == self.kv_len - 1 else \
+                torch.arange(self.kv_len)[None, :] <= last[:, None]
         return _Layout(last, self.kv_len, self.write, mask, False)
+
+    def attend(self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+        """SDPA of `q` [heads, m, d] over the pass's keys, as this layout allows."""
+        if self.fill:
+            rows = q.new_zeros(q.shape[0], self.kv_len, q.shape[2])
+            rows[:, self.positions] = q
+            q = rows
+        out = F.scaled_dot_product_attention(
+            q[None], keys[None], values[None], attn_mask=self.mask, is_causal=self.is_causal,
+            enable_gqa=True,
+        )[0]
+        return out[:, self.positions] if self.fill else out
 
 
 class Attention(nn.Module):
@@ -103,10 +128,7 @@ class Attention(nn.Module):
         else:
             if last_row_only:
                 q, layout = q[:, -1:], layout.last_row()
-            out = F.scaled_dot_product_attention(
-                q[None], keys[None], values[None], attn_mask=layout.mask,
-                is_causal=layout.is_causal, enable_gqa=True,
-            )[0]
+            out = layout.attend(q, keys, values)
         return self.o_proj(out.transpose(0, 1).reshape(out.shape[1], q_size))
 
 

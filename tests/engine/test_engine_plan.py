@@ -4,6 +4,7 @@ forward pass (itself checked against transformers in test_engine_reference)."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from cacheprune.engine import PrefillPlan, ReusedSpan, SamplingParams, generate
@@ -45,6 +46,26 @@ def test_reused_prefix_equals_full_forward(default_model, hf_reference):
     torch.testing.assert_close(reused.logits, reference[p:], atol=ATOL, rtol=0)
     torch.testing.assert_close(reused.keys, full.keys, atol=ATOL, rtol=0)
     torch.testing.assert_close(reused.values, full.values, atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("start,end", [(0, 12), (0, 150), (60, 90), (40, 170)],
+                         ids=["short-prefix", "long-prefix", "short-middle", "long-middle"])
+def test_reused_span_equals_full_forward_whether_few_or_most_rows_are_computed(
+    default_model, start, end
+):
+    """Passes that compute most rows run as plain causal attention among blank rows, the
+    others under an explicit mask (engine/model.py): both give the plain forward's logits."""
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)
+    full = model.prefill(PrefillPlan.full(ids))
+    span = ReusedSpan(start, full.keys[:, :, start:end].clone(),
+                      full.values[:, :, start:end].clone(), torch.arange(start, end))
+    reused = model.prefill(PrefillPlan(ids, [span]), all_logits=True)
+    computed = torch.ones(len(ids), dtype=torch.bool)
+    computed[start:end] = False
+    assert torch.equal(reused.computed_positions, computed.nonzero().squeeze(1))
+    torch.testing.assert_close(reused.logits, model.logits(ids)[computed], atol=ATOL, rtol=0)
+    torch.testing.assert_close(reused.keys, full.keys, atol=ATOL, rtol=0)
 
 
 def test_rotated_segment_equals_kv_computed_at_new_positions(default_model, hf_reference):
