@@ -41,7 +41,7 @@ from cacheprune.pool.store import (
     StagedSegment,
 )
 from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.index import IndexedSegment, PrefixIndex
+from cacheprune.retriever.index import IndexedSegment, PrefixIndex, anchor_offsets
 from cacheprune.retriever.matching import Match, find_matches
 from cacheprune.retriever.rolling import window_hashes
 from cacheprune.tokens import MaskArray, TokenArray
@@ -324,9 +324,8 @@ class SharedPool(PoolStore):
 
     def _anchor_records(self, head: EntryHead) -> list[tuple[bytes, bytes]]:
         window = self.config.min_entry_tokens
-        stride = self.config.anchor_stride
-        offsets = np.arange(0, 1 if stride is None else head.num_tokens - window + 1,
-                            stride or 1)
+        offsets = np.asarray(anchor_offsets(head.num_tokens, window, self.config.anchor_stride),
+                             dtype=np.int64)
         hashes, _ = window_hashes(head.token_ids, np.zeros(head.num_tokens, dtype=np.bool_),
                                   window, self.keys.hash_base)
         anchor_ids = self.keys.anchor_ids(head.scope_tag, hashes[offsets])

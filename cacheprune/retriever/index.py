@@ -4,7 +4,9 @@ and offsets that have them.
 By default only each entry's first window is an anchor (the CachePrune paper's index). With an
 `anchor_stride` s, windows starting at offsets 0, s, 2s, ... are anchors too, so a request that
 shares only the middle of an entry (a document whose entry began with another tenant's
-template words) still finds it, at most s - 1 tokens late.
+template words) still finds it, at most s - 1 tokens late; and so is the entry's last window,
+so that a shared end shorter than s + K - 1 tokens is found too (the template's closing line
+after a question: the question's last token and the line are the end of the asker's entry).
 
 The pool owns one and keeps it equal to its set of visible entries (added on publish, removed on
 evict, expiry and invalidation); the retriever only reads it.
@@ -34,6 +36,20 @@ class IndexedSegment:
 
 
 Anchor = tuple[SegmentHash, int]  # (entry, offset of the window in the entry)
+
+
+def anchor_offsets(num_tokens: int, window: int, anchor_stride: int | None) -> list[int]:
+    """Offsets of an entry's anchor windows: its first, and with a stride s every s-th and its
+    last (an entry shorter than the window has none)."""
+    last = num_tokens - window
+    if last < 0:
+        return []
+    if anchor_stride is None:
+        return [0]
+    offsets = list(range(0, last + 1, anchor_stride))
+    if offsets[-1] != last:
+        offsets.append(last)
+    return offsets
 
 
 class PrefixIndex:
@@ -67,17 +83,13 @@ class PrefixIndex:
         if segment.segment_hash in self._segments:
             raise ValueError(f"segment {segment.segment_hash} is already indexed")
         keys = []
-        for offset in self._offsets(segment.num_tokens):
+        for offset in anchor_offsets(segment.num_tokens, self.window, self.anchor_stride):
             key = prefix_key(segment.token_ids[offset:], self.window, self.base)
             self._buckets.setdefault(key, []).append((segment.segment_hash, offset))
             keys.append(key)
         self._segments[segment.segment_hash] = segment
         self._keys[segment.segment_hash] = keys
 
-    def _offsets(self, num_tokens: int) -> range:
-        if self.anchor_stride is None:
-            return range(1)
-        return range(0, num_tokens - self.window + 1, self.anchor_stride)
 
     def remove(self, segment_hash: SegmentHash) -> None:
         """Forget `segment_hash`; called by the pool when an entry stops being visible."""
