@@ -134,7 +134,7 @@ def test_default_workload_is_three_original_documents_with_literal_answers() -> 
     documents = load_documents("default", project_data_dir())
     assert len(documents) == 3
     for document in documents:
-        assert 1_600 <= document.num_words <= 2_000, document.doc_id
+        assert 2_400 <= document.num_words <= 2_700, document.doc_id
         assert 4 <= len(document.queries) <= 5, document.doc_id
         for query in document.queries:
             # The first reference is always a literal phrase of the document.
