@@ -57,7 +57,7 @@ class PoolConfig:
     max_context_tokens: int
     min_entry_tokens: int = 64
     # None: an entry is found only from its first tokens (the paper's index); s: also from
-    # windows at offsets s, 2s, ... inside it and from its last window (cacheprune.retriever.index).
+    # windows at offsets s, 2s, ... inside it (see cacheprune.retriever.index).
     anchor_stride: int | None = None
     ttl_s: float | None = 3600.0
     backpressure_utilization: float = 0.9

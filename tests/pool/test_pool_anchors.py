@@ -26,18 +26,3 @@ def test_middle_of_an_entry_is_found_and_read_exactly():
                 assert torch.equal(part.values, full_values[:, :, span])
                 assert part.positions.tolist() == full_positions[span].tolist()
                 assert request[match.request_start:match.request_end] == entry[span]
-
-
-def test_the_end_of_an_entry_is_found_whatever_the_stride():
-    """The last window of an entry is an anchor too: a request sharing only the entry's last
-    20 tokens (no multiple of the stride starts a window inside them) reads them."""
-    entry = list(range(100, 140))  # 40 tokens; window 16, stride 16: anchors 0, 16 and 24
-    request = [7, 7] + entry[20:] + [9]
-    pool = make_pool(64, max_context_tokens=64, min_entry_tokens=16, anchor_stride=16)
-    publish(pool, entry)
-    with pool.session("reader", scope()) as session:
-        matches = session.lookup(request, np.zeros(len(request), dtype=bool))
-        assert [(m.request_start, m.length, m.entry_start) for m in matches] == [(2, 20, 20)]
-        part = session.read(matches[0])
-        full_keys, _, _ = kv_for(entry)
-        assert torch.equal(part.keys, full_keys[:, :, 20:40])

@@ -37,15 +37,13 @@ def naive_stretches(
 ) -> list[tuple[int, int]]:
     """[low, end) of every findable stretch: a maximal stretch of non-private request tokens
     equal to an entry's at one alignment that holds a whole anchor window (the `min_length`
-    tokens at an entry offset 0, or with `anchor_stride` s at any multiple of s and at the
-    entry's last window)."""
+    tokens at an entry offset 0, or with `anchor_stride` s at any multiple of s)."""
     found = []
     for entry in entries:
         if anchor_stride is None:
             anchors = [0]
         else:
             anchors = list(range(0, len(entry) - min_length + 1, anchor_stride))
-            anchors += [len(entry) - min_length] if len(entry) >= min_length else []
         for shift in range(-len(entry), len(request) + 1):  # request position - entry offset
             p = max(shift, 0)
             while p < len(request):
