@@ -1,6 +1,11 @@
 """Which computed, non-private spans of a prompt are worth publishing, and what to recompute."""
 
-from cacheprune.annotator.annotate import annotate, recompute_marks, score_spans
+from cacheprune.annotator.annotate import (
+    annotate,
+    last_segment_end,
+    recompute_marks,
+    score_spans,
+)
 from cacheprune.annotator.config import (
     AnnotatorConfig,
     RecomputeAboveShare,
@@ -19,6 +24,7 @@ __all__ = [
     "Segment",
     "SummedAreaTable",
     "annotate",
+    "last_segment_end",
     "recompute_marks",
     "score_spans",
 ]

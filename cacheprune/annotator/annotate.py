@@ -41,15 +41,7 @@ def annotate(
     n = matrix.shape[0]
     private = _check_mask("private_mask", private_mask, n)
     computed = _check_mask("computed_mask", computed_mask, n)
-    eligible = computed & ~private
-    if every_row:
-        # NOTE: without this, a short stretch of new text that another entry happened to hold
-        # (19 tokens of a document, say) cuts the new text in two, and what follows it leans on
-        # the text before it: not self-contextualized on its own, so never published. A short
-        # template before new text is published with it: a later prompt whose template differs
-        # (a private value of another length) finds it there, joined to the text, and not only
-        # in other entries as a stretch too short to match.
-        eligible |= _short_gaps(eligible, ~computed & ~private, config.min_len)
+    eligible = _eligible(computed, private, config.min_len, every_row)
     renormalize = config.sink_mode == "renormalize"
     max_len = n if config.max_len is None else config.max_len
 
@@ -139,6 +131,36 @@ def recompute_marks(
     order = np.argsort(-external_shares, kind="stable")[:num_marked]
     marks[order] = external_shares[order] > 0.0
     return marks
+
+
+def _eligible(computed: npt.NDArray[np.bool_], private: npt.NDArray[np.bool_], min_len: int,
+              every_row: bool) -> npt.NDArray[np.bool_]:
+    """The tokens a segment may hold: computed and public, and with `every_row` the short
+    reused stretches between them."""
+    eligible = computed & ~private
+    if every_row:
+        # NOTE: without this, a short stretch of new text that another entry happened to hold
+        # (19 tokens of a document, say) cuts the new text in two, and what follows it leans on
+        # the text before it: not self-contextualized on its own, so never published. A short
+        # template before new text is published with it: a later prompt whose template differs
+        # (a private value of another length) finds it there, joined to the text, and not only
+        # in other entries as a stretch too short to match.
+        eligible |= _short_gaps(eligible, ~computed & ~private, min_len)
+    return eligible
+
+
+def last_segment_end(computed_mask: npt.NDArray[np.bool_], private_mask: npt.NDArray[np.bool_],
+                     min_len: int) -> int:
+    """The latest a segment `annotate(..., every_row=True)` chooses can end: the end of the
+    last run of `min_len` or more tokens a segment may hold (0 if there is none). Attention
+    rows after it change no choice, so a pass that stops there finds the same segments."""
+    n = computed_mask.shape[0]
+    eligible = _eligible(_check_mask("computed_mask", computed_mask, n),
+                         _check_mask("private_mask", private_mask, n), min_len, every_row=True)
+    padded = np.concatenate(([False], eligible, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    long_runs = edges[1::2][edges[1::2] - edges[::2] >= min_len]
+    return int(long_runs[-1]) if long_runs.size else 0
 
 
 def _short_gaps(

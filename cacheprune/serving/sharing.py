@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from cacheprune.annotator import annotate
+from cacheprune.annotator import annotate, last_segment_end
 from cacheprune.engine.model import Transformer
 from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import Match, PoolSession
@@ -116,10 +116,13 @@ class SegmentSharing(PoolSharing):
             return super().publish(request, session, prefill)
         computed = computed_mask(request, prefill)
         if not self.can_publish(request, computed):
-            return []  # see `PoolSharing.capture`
+            return []  # see `PoolSharing.publish`
         view = self.search_view(request)
         computed = computed[view.positions]
-        end = int(np.flatnonzero(computed)[-1]) + 1
+        # NOTE: the pass stops where the last segment could end: a warm request that computed
+        # a new profile before a reused document needs its first few hundred rows, not the
+        # whole prompt again (its question at the end is shorter than a segment).
+        end = last_segment_end(computed, np.zeros_like(computed), self.config.annotator.min_len)
         private_free = PrivateFreePass.compute(self.model, view, end, self.annotator_capture())
         # The pass computed every token up to `end`: a short stretch this prefill happened to
         # reuse inside new text may lie inside a segment (its KV comes from the pass too).

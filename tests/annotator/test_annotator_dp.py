@@ -16,7 +16,7 @@ from annotator_reference import (
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
-from cacheprune.annotator import AnnotatorConfig, annotate
+from cacheprune.annotator import AnnotatorConfig, annotate, last_segment_end
 
 
 @settings(max_examples=80, deadline=None)
@@ -189,3 +189,34 @@ def test_a_heavy_sink_stops_counting_as_external_once_excluded(sink_mode: str) -
 
     assert spans(sink_tokens=0) == [(0, 10)]
     assert spans(sink_tokens=1) == [(0, 10), (11, 21), (21, 31), (31, 41)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 40),
+    seed=st.integers(0, 2**32 - 1),
+    computed=st.lists(st.booleans(), min_size=40, max_size=40),
+    min_len=st.integers(1, 8),
+    max_len=st.one_of(st.none(), st.integers(8, 12)),
+)
+def test_a_pass_that_stops_at_the_last_segment_end_finds_the_same_segments(
+    n: int, seed: int, computed: list[bool], min_len: int, max_len: int | None
+) -> None:
+    """Isolated mode's private-free pass computes rows up to `last_segment_end` only: the
+    annotation of those rows equals that of every row, and no segment ends after it."""
+    rng = np.random.default_rng(seed)
+    computed_mask = np.array(computed[:n]) | (rng.random(n) < 0.5)
+    private_mask = np.zeros(n, dtype=np.bool_)
+    attention = synthetic_attention(n, seed, None)
+    config = AnnotatorConfig(min_len=min_len, max_len=max_len)
+    whole = annotate(attention, private_mask, computed_mask, config, every_row=True)
+    end = last_segment_end(computed_mask, private_mask, min_len)
+    event(f"end {'before' if end < n else 'at'} the prompt's end")
+    assert all(segment.end <= end for segment in whole.segments)
+    if end == 0:
+        assert whole.segments == []
+        return
+    cut = annotate(attention[:end, :end], private_mask[:end], computed_mask[:end], config,
+                   every_row=True)
+    assert [(s.start, s.end, s.recompute.tolist()) for s in cut.segments] == \
+        [(s.start, s.end, s.recompute.tolist()) for s in whole.segments]
