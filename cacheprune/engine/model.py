@@ -55,11 +55,12 @@ class _Layout:
             return cls(positions, kv_len, write, None, True)
         if m == 1 and first == kv_len - 1:  # one new token sees everything
             return cls(positions, kv_len, write, None, False)
-        if m >= FILL_MIN * kv_len:
+        if m >= FILL_MIN * kv_len and last == kv_len - 1:
             # NOTE: SDPA's CPU kernels run any mask but the plain causal one as an explicit
             # mask, slower than computing the whole prompt. With most rows computed (a tail
             # after a reused prefix, a cold request with a few hits), blank queries in the
-            # reused rows make it plain causal attention again.
+            # reused rows make it plain causal attention again. (A prefill always computes its
+            # last token, so its last row sees every key.)
             return cls(positions, kv_len, write, None, True, fill=True)
         mask = torch.arange(kv_len)[None, :] <= positions[:, None]
         return cls(positions, kv_len, write, mask, False)
@@ -67,11 +68,7 @@ class _Layout:
     def last_row(self) -> _Layout:
         """The same pass seen from its last token only (which sees every key before it)."""
         last = self.positions[-1:]
-        if self.mask is not None:
-            mask: torch.Tensor | None = self.mask[-1:]
-        else:  # causal: the last row sees every key up to its own
-            mask = None if int(last) == self.kv_len - 1 else \
-                torch.arange(self.kv_len)[None, :] <= last[:, None]
+        mask = None if self.mask is None else self.mask[-1:]
         return _Layout(last, self.kv_len, self.write, mask, False)
 
     def attend(self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:

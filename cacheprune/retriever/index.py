@@ -87,7 +87,6 @@ class PrefixIndex:
         self._segments[segment.segment_hash] = segment
         self._keys[segment.segment_hash] = keys
 
-
     def remove(self, segment_hash: SegmentHash) -> None:
         """Forget `segment_hash`; called by the pool when an entry stops being visible."""
         if segment_hash not in self._segments:
