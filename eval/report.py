@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eval.agreement import MAX_SCORED_TOKENS
 from eval.bound import Bound
 from eval.bound import summary as bound_summary
 from eval.privacy_report import attack_tables, detector_coverage
@@ -14,9 +15,11 @@ from eval.targets import targets_table
 from eval.timing import RunClock
 
 COLUMNS = [
+    ("speed-up (warm, paired)", "paired_speedup_warm", "{:.2f}x"),
+    ("TTFT mean s", "ttft_mean_s", "{:.2f}"),
     ("TTFT med s", "ttft_median_s", "{:.2f}"),
     ("TTFT p90 s", "ttft_p90_s", "{:.2f}"),
-    ("speed-up", None, "{:.2f}x"),
+    ("speed-up (medians)", None, "{:.2f}x"),
     ("hit rate", "hit_rate", "{:.1%}"),
     ("doc hits (warm)", "document_hit_rate_warm", "{:.1%}"),
     ("recompute", "recompute_ratio", "{:.1%}"),
@@ -24,6 +27,9 @@ COLUMNS = [
     ("ROUGE-L", "rouge_l", "{:.3f}"),
     ("F1 vs full", "f1_vs_full", "{:.3f}"),
     ("ROUGE-L vs full", "rouge_l_vs_full", "{:.3f}"),
+    ("top-1 vs full", "top1_vs_full", "{:.1%}"),
+    ("KL vs full", "kl_vs_full", "{:.4f}"),
+    ("loglik gap", "loglik_gap_vs_full", "{:.4f}"),
     ("values lost", "values_recovered", "{:.1%}"),
     ("direct leak", "direct_leakage", "{:.1%}"),
     ("ctx leak exact", "contextual_exact", "{:.1%}"),
@@ -53,7 +59,10 @@ def markdown_table(results: list[SystemResult], bound: Bound | None = None) -> s
                 bound, ((r.request_id, r.ttft_s) for r in result.requests)))
         lines.append(f"| {result.name} | " + " | ".join(cells) + " |")
     if bound:
-        lines.append(bound_summary.bound_row(bound, len(COLUMNS)))
+        reference_ttft = {q.request_id: q.ttft_s for r in results if r.name == REFERENCE
+                          for q in r.requests}
+        lines.append(bound_summary.bound_row(bound, [key for _, key, _ in COLUMNS],
+                                             reference_ttft))
     return "\n".join(lines)
 
 
@@ -67,11 +76,19 @@ def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any
         f"{meta['num_requests']} requests from {meta['num_tenants']} tenants over "
         f"{meta['num_documents']} documents; model {meta['model_id']}; "
         f"private share of user input {meta['private_fraction']:.1%}."
-        f"{' ' + meta['length_note'] if meta.get('length_note') else ''}\n\n{table}\n\n"
+        f"{' ' + meta['length_note'] if meta.get('length_note') else ''} "
+        f"{_cold_note(results)}\n\n{table}\n\n"
+        f"speed-up (warm, paired) = {REFERENCE}'s TTFT / the system's TTFT on the same request, "
+        "median over the warm requests (the headline: a cold request has nothing to reuse in "
+        "any system); speed-up (medians) = median TTFT of "
+        f"{REFERENCE} / median TTFT over all requests, cold ones included; "
         "hit rate = tokens served from a cache / non-private prompt tokens; doc hits (warm) = "
         "the same over the non-private document tokens of requests whose document an earlier "
-        "request carried (the first request for a document has nothing to reuse); speed-up = "
-        f"median TTFT of {REFERENCE} / median TTFT; values lost = private values of the victims "
+        "request carried (the first request for a document has nothing to reuse); top-1 / KL / "
+        f"loglik gap vs full = {REFERENCE}'s answer (first {MAX_SCORED_TOKENS} tokens) "
+        "teacher-forced under the system's KV: the share of tokens whose most likely next token "
+        "is the same, KL(full || system) and log p_full - log p_system per token (eval.agreement);"
+        " values lost = private values of the victims "
         "recovered by any attack (n/a: a system that shares nothing across tenants); direct "
         "leak = name tokens the first-generation prober recovered from the hit count; ctx leak "
         "= private values readable in the caches."
@@ -92,6 +109,13 @@ def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any
     return report
 
 
+def _cold_note(results: list[SystemResult]) -> str:
+    requests = results[0].requests if results else []
+    cold = sum(not r.document_seen_before for r in requests)
+    return (f"{cold} of {len(requests)} requests are cold (the first for their document)."
+            if requests else "")
+
+
 def _timings_section(meta: dict[str, Any]) -> str:
     if not meta.get("timings_s"):
         return ""
@@ -109,29 +133,41 @@ def _plot(results: list[SystemResult], path: Path, bound: Bound | None = None) -
 
     names = [r.name for r in results]
     summaries = [r.summary() for r in results]
-    ttfts = [s["ttft_median_s"] for s in summaries]
-    ttft_names = list(names)
-    if bound:
-        ttft_names.append(bound_summary.BOUND_LABEL)
-        ttfts.append(bound_summary.median_ttft(bound))
+    speedups: list[float | None] = [s.get("paired_speedup_warm") for s in summaries]
+    speedup_names = list(names)
+    reference = next((r for r in results if r.name == REFERENCE), None)
+    if bound and reference is not None:
+        reference_ttft = {q.request_id: q.ttft_s for q in reference.requests}
+        speedup_names.append(bound_summary.BOUND_LABEL)
+        speedups.append(bound_summary.paired_speedup(bound, reference_ttft))
+    quality_key = "top1_vs_full" if any("top1_vs_full" in s for s in summaries) else "f1_vs_full"
     fig, axes = plt.subplots(2, 2, figsize=(13, 8))
-    panels = [
-        (axes[0, 0], "median TTFT (s)", ttfts, "{:.2f}"),
-        (axes[0, 1], "document hit rate (warm requests)",
-         [s["document_hit_rate_warm"] for s in summaries], "{:.0%}"),
-        (axes[1, 0], "F1 vs full recompute", [s["f1_vs_full"] for s in summaries], "{:.2f}"),
-        (axes[1, 1], "private values recovered by any attack (0: not attacked)",
-         [s.get("values_recovered", 0.0) for s in summaries], "{:.0%}"),
+    panels: list[tuple[Any, str, list[str], list[float | None], str, str]] = [
+        (axes[0, 0], f"TTFT speed-up over {REFERENCE}\n(same request, median of warm requests)",
+         speedup_names, speedups, "{:.2f}x", "n/a"),
+        (axes[0, 1], "document hit rate (warm requests)", names,
+         [s["document_hit_rate_warm"] for s in summaries], "{:.0%}", "n/a"),
+        (axes[1, 0], ("top-1 agreement with full recompute\n(its answer teacher-forced)"
+                      if quality_key == "top1_vs_full" else "F1 vs full recompute"), names,
+         [s.get(quality_key) for s in summaries], "{:.1%}", "n/a"),
+        (axes[1, 1], "private values recovered by any attack", names,
+         [s.get("values_recovered") for s in summaries], "{:.0%}", "not attacked"),
     ]
-    for ax, title, values, fmt in panels:
-        labels = ttft_names if len(values) > len(names) else names
-        bars = ax.barh(labels, values, color=[_color(label) for label in labels])
-        ax.set_title(title)
+    for ax, title, labels, values, fmt, missing in panels:
+        ax.set_title(title, fontsize=10)
+        if all(value is None for value in values):
+            ax.set_axis_off()
+            ax.text(0.5, 0.5, f"{missing}: no system in this run", ha="center", va="center",
+                    transform=ax.transAxes)
+            continue
+        bars = ax.barh(labels, [value or 0.0 for value in values],
+                       color=[_color(label) for label in labels])
         ax.invert_yaxis()
         for bar, value in zip(bars, values, strict=True):
-            ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, " " + fmt.format(value),
+            ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
+                    " " + (missing if value is None else fmt.format(value)),
                     va="center", fontsize=8)
-        ax.margins(x=0.2)
+        ax.margins(x=0.25)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -6,13 +6,21 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from functools import partial
+from typing import Literal
 
 from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import Transformer
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving import Engine, EngineConfig, RequestRecord, SamplingParams
+from cacheprune.serving import (
+    Engine,
+    EngineConfig,
+    RequestRecord,
+    SamplingParams,
+    ScoredContinuation,
+)
+from eval.agreement import MAX_SCORED_TOKENS, Agreement, agreement, pooled
 from eval.attacks import AttackSettings, SystemAttacks, attack_system
 from eval.attacks.summary import values_recovered
 from eval.bound import KeepReferenceKV, OracleBound
@@ -63,6 +71,9 @@ class RequestResult:
     rouge_l: float
     # (kind, fully masked) per private value: every token holding it was made private
     masked_values: list[tuple[str, bool]] = field(default_factory=list)
+    # the full-recomputation answer teacher-forced under this system's KV (eval.agreement);
+    # None where the backend cannot score (vLLM) or no reference ran
+    agreement: Agreement | None = None
 
 
 @dataclass(slots=True)
@@ -76,15 +87,22 @@ class SystemResult:
     contextual_fuzzy: float = 0.0
     f1_vs_reference: float = 0.0
     rouge_l_vs_reference: float = 0.0
+    # median over warm requests of the reference's TTFT / this system's, same request
+    paired_speedup_warm: float | None = None
 
     def summary(self) -> dict[str, float]:
         ttfts = sorted(r.ttft_s for r in self.requests)
         public = sum(r.num_prompt_tokens - r.num_private for r in self.requests)
         hits = sum(r.num_hit_tokens for r in self.requests)
         warm = [r for r in self.requests if r.document_seen_before]
+        paired = ({} if self.paired_speedup_warm is None
+                  else {"paired_speedup_warm": self.paired_speedup_warm})
         return {
+            **paired,
             "ttft_median_s": statistics.median(ttfts),
+            "ttft_mean_s": statistics.fmean(ttfts),
             "ttft_p90_s": ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))],
+            "cold_share": 1 - len(warm) / len(self.requests),
             "hit_rate": hits / public if public else 0.0,
             # The first request for each document finds nothing to share in any system.
             "document_hit_rate_warm": _ratio(sum(r.num_document_hits for r in warm),
@@ -95,6 +113,7 @@ class SystemResult:
             "rouge_l": statistics.fmean(r.rouge_l for r in self.requests),
             "f1_vs_full": self.f1_vs_reference,
             "rouge_l_vs_full": self.rouge_l_vs_reference,
+            **pooled(r.agreement for r in self.requests if r.agreement is not None),
             **self._attack_summary(),
             "contextual_exact": self.contextual_exact,
             "contextual_fuzzy": self.contextual_fuzzy,
@@ -134,7 +153,9 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
     attacks and leakage check, and the bound's.
     """
     clock = clock or RunClock()
-    engines = {name: Engine(model, tokenizer, policy, config) for name, config in systems.items()}
+    # The reference serves each request first: the others score its answer under their KV.
+    order = sorted(systems, key=lambda name: name != REFERENCE)
+    engines = {name: Engine(model, tokenizer, policy, systems[name]) for name in order}
     reference_kv = None
     if bound is not None and REFERENCE in engines:
         # NOTE: the bound reuses the no-sharing system's full prefill of each prompt rather
@@ -144,9 +165,23 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
     results = {name: SystemResult(name) for name in systems}
     documents_seen: set[str] = set()
     for request in tqdm(requests, desc="requests (every system)", unit="req"):
+        reference: ScoredContinuation | None = None
         for name, engine in engines.items():
-            results[name].requests.append(_serve(engine, tokenizer, request, sampling,
-                                                 request.doc_id in documents_seen, clock, name))
+            scoring: list[int] | Literal["answer"] | None = (
+                "answer" if name == REFERENCE else None)
+            if reference is not None:
+                scoring = reference.token_ids
+            served, scored = _serve(engine, tokenizer, request, sampling,
+                                    request.doc_id in documents_seen, clock, name, scoring)
+            if name == REFERENCE and scored is not None:
+                reference = ScoredContinuation(scored.token_ids[:MAX_SCORED_TOKENS],
+                                               scored.logprobs[:MAX_SCORED_TOKENS],
+                                               scored.seconds)
+                scored = reference  # its own row: full agreement by construction
+            if reference is not None and scored is not None:
+                served.agreement = agreement(reference.logprobs, scored.logprobs,
+                                             reference.token_ids)
+            results[name].requests.append(served)
         if bound is not None:
             started = time.perf_counter()
             record = bound.serve(request, warm=request.doc_id in documents_seen,
@@ -175,11 +210,15 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
 
 
 def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling: SamplingParams,
-           document_seen_before: bool, clock: RunClock, name: str) -> RequestResult:
+           document_seen_before: bool, clock: RunClock, name: str,
+           scoring: list[int] | Literal["answer"] | None
+           ) -> tuple[RequestResult, ScoredContinuation | None]:
     started = time.perf_counter()
     record = engine.generate(request.tenant, request.messages, sampling,
-                             request.public_char_ranges)
-    served = time.perf_counter()
+                             request.public_char_ranges,
+                             score_tokens=scoring)
+    scoring_s = 0.0 if record.scored is None else record.scored.seconds
+    served = time.perf_counter() - scoring_s
     stats = record.stats
     # Before the prefill: chat template, tokenizing, detection, pool lookup and reads.
     clock.add(name, "before prefill", stats.ttft_s - stats.prefill_s)
@@ -188,8 +227,8 @@ def _serve(engine: Engine, tokenizer: ChatTokenizer, request: Request, sampling:
     # After the answer: publishing (the annotator, isolated mode's private-free pass, staging).
     clock.add(name, "publish", served - started - stats.ttft_s - stats.decode_s)
     result = request_result(tokenizer, request, record, document_seen_before)
-    clock.add(name, "scoring", time.perf_counter() - served)
-    return result
+    clock.add(name, "scoring", time.perf_counter() - served)  # the teacher-forced pass too
+    return result, record.scored
 
 
 def request_result(tokenizer: ChatTokenizer, request: Request, record: RequestRecord,
@@ -218,11 +257,13 @@ def request_result(tokenizer: ChatTokenizer, request: Request, record: RequestRe
 
 
 def compare_with_reference(results: list[SystemResult]) -> None:
-    """Quality against full recomputation: each answer scored against the reference
-    system's answer to the same request."""
-    reference = {r.request_id: r.answer for r in next(
-        s for s in results if s.name == REFERENCE).requests}
+    """Quality against full recomputation (each answer scored against the reference system's
+    answer to the same request) and the paired speed-up over warm requests."""
+    reference_requests = next(s for s in results if s.name == REFERENCE).requests
+    reference = {r.request_id: r.answer for r in reference_requests}
+    reference_ttft = {r.request_id: r.ttft_s for r in reference_requests}
     for system in results:
+        system.paired_speedup_warm = paired_speedup(system.requests, reference_ttft)
         pairs = [(r.answer, reference[r.request_id]) for r in system.requests]
         system.f1_vs_reference = statistics.fmean(
             token_f1(answer, [ref]) if ref.strip() else float(answer == ref)
@@ -230,6 +271,16 @@ def compare_with_reference(results: list[SystemResult]) -> None:
         system.rouge_l_vs_reference = statistics.fmean(
             rouge_l(answer, [ref]) if ref.strip() else float(answer == ref)
             for answer, ref in pairs)
+
+
+def paired_speedup(requests: list[RequestResult],
+                   reference_ttft: dict[str, float]) -> float | None:
+    """Median over warm requests of the reference's TTFT / the system's on the same request
+    (None: no warm request). Cold requests find nothing to reuse in any system: their ratio
+    is about 1 and says nothing of sharing, so the headline leaves them out."""
+    ratios = [reference_ttft[r.request_id] / r.ttft_s for r in requests
+              if r.document_seen_before and r.request_id in reference_ttft and r.ttft_s > 0]
+    return statistics.median(ratios) if ratios else None
 
 
 def _ratio(part: int, whole: int) -> float:

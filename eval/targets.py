@@ -5,10 +5,13 @@ from __future__ import annotations
 from eval.bound import Bound, share_of_bound
 from eval.runner import REFERENCE, SystemResult
 
-MIN_SPEEDUP = 4.5  # median TTFT of no sharing / median TTFT
+MIN_SPEEDUP = 4.5  # TTFT of no sharing / TTFT, same request, median over warm requests
 MIN_DOCUMENT_HIT_RATE = 0.946  # of non-private document tokens, warm requests
 MIN_HITS_OVER_FIXED_CHUNKS = 1.44
 MAX_QUALITY_DROP = 0.01  # F1 and ROUGE-L, against the references, vs full recompute
+# isolated mode: the full-recomputation answer's top token, teacher-forced under its KV
+MIN_TOP1_AGREEMENT = 0.95
+TOP1_TARGET_SYSTEM = "cacheprune_isolated"
 MIN_SHARE_OF_BOUND = 0.85  # oracle bound TTFT / TTFT, median over warm requests
 MAX_VALUES_RECOVERED = 0.01  # private values recovered by any attack, default policy
 MIN_GLOBAL_PREFIX_LOSS = 0.90  # the positive control: the prober must see the unsafe cache leak
@@ -28,10 +31,17 @@ def target_rows(results: list[SystemResult],
     for name, s in summaries.items():
         if not name.startswith("cacheprune"):
             continue
+        if "paired_speedup_warm" in s:
+            speedup = s["paired_speedup_warm"]
+            rows.append((f"TTFT speed-up (warm, paired) >= {MIN_SPEEDUP}x", name,
+                         f"{speedup:.2f}x", _at_least(speedup, MIN_SPEEDUP, "{:.2f}x")))
+        if "top1_vs_full" in s:
+            top1 = s["top1_vs_full"]
+            rows.append((f"top-1 agreement with full recompute >= {MIN_TOP1_AGREEMENT:.0%}",
+                         name, f"{top1:.1%} (KL {s['kl_vs_full']:.4f})",
+                         _at_least(top1, MIN_TOP1_AGREEMENT, "{:.1%}")
+                         if name == TOP1_TARGET_SYSTEM else "reported (target: isolated mode)"))
         if reference is not None:
-            speedup = reference["ttft_median_s"] / s["ttft_median_s"]
-            rows.append((f"TTFT speed-up >= {MIN_SPEEDUP}x", name, f"{speedup:.2f}x",
-                         _at_least(speedup, MIN_SPEEDUP, "{:.2f}x")))
             for metric in ("f1", "rouge_l"):
                 drop = reference[metric] - s[metric]
                 rows.append((f"{metric} within {MAX_QUALITY_DROP:.2f} of full recompute", name,

@@ -47,6 +47,7 @@ class Generation:
     prefill: PrefillResult
     stats: RequestStats
     finish_reason: str  # "stop" or "length"
+    stop_token_id: int | None = None  # the stop token that ended it (not in `token_ids`)
 
 
 def sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None) -> int:
@@ -93,8 +94,7 @@ def generate(
         if token in stops:
             finish = "stop"
     end = time.perf_counter()
-    if finish == "stop":
-        tokens.pop()  # the stop token is not part of the answer
+    stop_token_id = tokens.pop() if finish == "stop" else None  # not part of the answer
     stats = RequestStats(
         num_prompt_tokens=plan.num_tokens,
         num_reused=result.num_reused,
@@ -105,4 +105,4 @@ def generate(
         decode_s=end - first_token,
         num_generated=len(tokens),
     )
-    return Generation(tokens, result, stats, finish)
+    return Generation(tokens, result, stats, finish, stop_token_id)

@@ -7,6 +7,7 @@ at or before its own — reused (cached) or computed in this pass alike.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -219,6 +220,28 @@ class Transformer(nn.Module):
                       last_row_only=True)
         kv.keys[:, :, positions], kv.values[:, :, positions] = keys, values
         return state.matrix
+
+    @torch.inference_mode()
+    def continuation_logits(self, prefill: PrefillResult, num_prompt_tokens: int,
+                            token_ids: Sequence[int]) -> torch.Tensor:
+        """Next-token logits [len(token_ids), vocab] of `token_ids` teacher-forced after the
+        prompt whose KV `prefill` holds: row 0 is the prefill's own (after the prompt), row i
+        the distribution after `token_ids[:i]`. One pass over the continuation, after the
+        answer: it overwrites the buffer past the prompt (the decode's K/V), never the prompt's.
+        """
+        first = prefill.logits if prefill.logits.dim() == 1 else prefill.logits[-1]
+        fed = torch.as_tensor(list(token_ids[:-1]), dtype=torch.long)
+        if fed.numel() == 0:
+            return first[None]
+        n, m = num_prompt_tokens, int(fed.numel())
+        if n + m > prefill.kv.capacity:
+            raise ValueError(f"no room to score {m + 1} tokens after a {n}-token prompt: the "
+                             f"KV buffer holds {prefill.kv.capacity} tokens")
+        positions = torch.arange(n, n + m)
+        with torch.device(prefill.kv.keys.device):
+            hidden = self._run(fed.to(prefill.kv.keys.device), positions, prefill.kv, n + m,
+                               None)
+        return torch.cat([first[None], self.lm_head(self.norm(hidden))])
 
     @torch.inference_mode()
     def decode_step(self, token_id: int, kv: KVBuffer) -> torch.Tensor:

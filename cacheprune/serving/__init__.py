@@ -8,7 +8,7 @@ from cacheprune.engine.generate import SamplingParams
 from cacheprune.serving.config import EngineConfig, PublishMode, SharingMode
 from cacheprune.serving.engine import Engine
 from cacheprune.serving.prompt import Prompt, PublicRange
-from cacheprune.serving.record import RequestRecord
+from cacheprune.serving.record import RequestRecord, ScoredContinuation
 
 __all__ = [
     "Engine",
@@ -17,6 +17,7 @@ __all__ = [
     "PublicRange",
     "PublishMode",
     "RequestRecord",
+    "ScoredContinuation",
     "SamplingParams",
     "SharingMode",
 ]

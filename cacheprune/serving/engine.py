@@ -8,12 +8,13 @@ import itertools
 import logging
 import time
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from cacheprune.detectors import DetectionPolicy, load_policy
-from cacheprune.engine.generate import SamplingParams, generate
+from cacheprune.engine.generate import Generation, SamplingParams, generate
 from cacheprune.engine.loader import load_default
 from cacheprune.engine.model import Transformer
 from cacheprune.engine.plan import PrefillResult
@@ -24,7 +25,7 @@ from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
 from cacheprune.serving.prompt import Prompt, PublicRange, render
-from cacheprune.serving.record import RequestRecord
+from cacheprune.serving.record import RequestRecord, ScoredContinuation
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.sharing import SegmentSharing
 from cacheprune.serving.strategy import Published, SharingStrategy
@@ -75,9 +76,13 @@ class Engine:
         prompt: Prompt,
         sampling: SamplingParams | None = None,
         public_ranges: Sequence[PublicRange] = (),
+        score_tokens: Sequence[int] | Literal["answer"] | None = None,
     ) -> RequestRecord:
         """Serve one request of `tenant`. `prompt` is a string or chat messages; public ranges
-        are character ranges the operator declares public (not scanned), see `render_prompt`."""
+        are character ranges the operator declares public (not scanned), see `render_prompt`.
+        `score_tokens`, for evaluation: after the answer, the next-token log-probabilities of
+        these tokens (or of the answer itself, its stop token included) teacher-forced under
+        this request's KV go in `record.scored`."""
         started = time.perf_counter()  # TTFT counts detection and lookup too
         request = self._admit(tenant, prompt, public_ranges)
         strategy = self.strategy
@@ -90,6 +95,7 @@ class Engine:
             published, publish_error = self._publish(request, session, generation.prefill)
             if publish_error is None:
                 session.commit()  # without it the session discards what was staged
+        scored = None if score_tokens is None else self._score(generation, score_tokens)
         text = self.tokenizer.decode(generation.token_ids)
         findings = self._watch(request, text)
         return RequestRecord(
@@ -108,7 +114,19 @@ class Engine:
             finish_reason=generation.finish_reason,
             publish_error=publish_error,
             num_leak_findings=len(findings),
+            scored=scored,
         )
+
+    def _score(self, generation: Generation,
+               token_ids: Sequence[int] | Literal["answer"]) -> ScoredContinuation:
+        started = time.perf_counter()
+        if token_ids == "answer":
+            stop = [] if generation.stop_token_id is None else [generation.stop_token_id]
+            token_ids = generation.token_ids + stop
+        logits = self.model.continuation_logits(generation.prefill,
+                                                generation.stats.num_prompt_tokens, token_ids)
+        return ScoredContinuation(list(token_ids), logits.float().log_softmax(-1),
+                                  time.perf_counter() - started)
 
     def _publish(self, request: ServedRequest, session: PoolSession,
                  prefill: PrefillResult) -> tuple[list[Published], str | None]:

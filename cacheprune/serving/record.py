@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
+
 from cacheprune.engine.generate import RequestStats
 from cacheprune.tokens import MaskArray
+
+
+@dataclass(slots=True, frozen=True)
+class ScoredContinuation:
+    """A continuation teacher-forced under the request's KV, after its answer (for measuring how
+    close reused KV is to full recomputation)."""
+
+    token_ids: list[int]
+    logprobs: torch.Tensor  # [len(token_ids), vocab] float32: row i predicts token_ids[i]
+    seconds: float  # the scoring pass, after the answer (off every timing of the request)
 
 
 @dataclass(slots=True)
@@ -25,3 +37,4 @@ class RequestRecord:
     finish_reason: str
     publish_error: str | None = None  # publishing failed after decoding: nothing was shared
     num_leak_findings: int = 0  # response n-grams matching another tenant's private text
+    scored: ScoredContinuation | None = None  # when the caller asked for one

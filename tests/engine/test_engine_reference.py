@@ -118,3 +118,28 @@ def test_captured_rows_of_a_reuse_plan_match_eager_attentions(default_model, hf_
     torch.testing.assert_close(later[rows], expected[rows], atol=1e-5, rtol=0)
     assert not later[skipped].any()
     assert torch.equal(plain.keys, keys) and torch.equal(plain.values, values)
+
+
+def test_continuation_logits_match_transformers_after_a_reused_prefill(default_model,
+                                                                      hf_reference):
+    """Teacher-forced scoring after a partly reused prefill equals transformers' forward pass
+    over prompt + continuation, row by row, and leaves the prompt's KV as it was."""
+    model, tokenizer = default_model
+    ids = _prompts(tokenizer)["medium"]
+    continuation = tokenizer.encode(" The budget was approved by the board.").ids
+    n, m = len(ids), len(continuation)
+    full = model.prefill(PrefillPlan.full(ids))
+    split = n // 2
+    plan = PrefillPlan(torch.tensor(ids), [ReusedSpan(
+        0, full.keys[:, :, :split].clone(), full.values[:, :, :split].clone(),
+        torch.arange(split))])
+    prefill = model.prefill(plan, capacity=n + m)
+    prompt_keys = prefill.keys.clone()
+    ours = model.continuation_logits(prefill, n, continuation)
+    with torch.no_grad():
+        reference = hf_reference(torch.tensor([ids + continuation])).logits[0, n - 1 : n + m - 1]
+    assert ours.shape == (m, model.config.vocab_size)
+    torch.testing.assert_close(ours, reference, atol=ATOL, rtol=0)
+    assert torch.equal(prefill.keys, prompt_keys)
+    with pytest.raises(ValueError, match="no room to score"):
+        model.continuation_logits(model.prefill(PrefillPlan.full(ids)), n, continuation)
