@@ -35,6 +35,7 @@ VERSION = 2
 _PREAMBLE = struct.Struct("<4sBII")
 MAX_HEAD_JSON = 4096
 HEAD_PROBE_BYTES = 13  # the preamble: enough for `head_length`
+HEAD_PEEK_BYTES = HEAD_PROBE_BYTES + MAX_HEAD_JSON  # enough for `peek_tags`
 # An entry written in the future by a skewed clock is accepted this far ahead, no further
 # (a far-future `created_at` would otherwise never expire).
 MAX_CLOCK_SKEW_S = 60.0
@@ -93,6 +94,20 @@ def encode_entry(keys: PoolKeys, name: SegmentHash, identity: EntryIdentity, sco
     return body + keys.tag(b"entry", name.encode(), body), len(head) + TAG_BYTES
 
 
+def head_len_bounds(config: PoolConfig) -> tuple[int, int]:
+    """The shortest and longest head (through its tag) an entry of this pool can have."""
+    low = _PREAMBLE.size + 2 + 13 * config.min_entry_tokens + TAG_BYTES
+    high = _PREAMBLE.size + MAX_HEAD_JSON + 13 * config.max_context_tokens + TAG_BYTES
+    return low, high
+
+
+def entry_length(config: PoolConfig, head_len: int, num_tokens: int) -> int:
+    """The exact size of an entry whose authenticated head is `head_len` bytes long."""
+    kv = config.kv_shape
+    return head_len + 2 * 4 * kv.num_layers * kv.num_kv_heads * num_tokens * kv.head_dim \
+        + TAG_BYTES
+
+
 def head_length(start: bytes) -> int:
     """The head length (through the head tag) from an entry's first bytes: read at least
     `HEAD_PROBE_BYTES`; a value too short to tell gives the preamble size (decode rejects)."""
@@ -100,6 +115,21 @@ def head_length(start: bytes) -> int:
         return _PREAMBLE.size
     _, _, meta_len, num_tokens = _PREAMBLE.unpack_from(start)
     return _PREAMBLE.size + min(meta_len, MAX_HEAD_JSON) + 13 * num_tokens + TAG_BYTES
+
+
+def peek_tags(start: bytes) -> tuple[int, str, str] | None:
+    """(token count, tenant tag, domain tag) from an entry's first `HEAD_PEEK_BYTES`, NOT
+    authenticated: for share accounting only (a forged head can only misplace its own bytes)."""
+    if len(start) < _PREAMBLE.size:
+        return None
+    magic, _, meta_len, num_tokens = _PREAMBLE.unpack_from(start)
+    if magic != MAGIC or meta_len > MAX_HEAD_JSON:
+        return None
+    try:
+        meta = json.loads(start[_PREAMBLE.size : _PREAMBLE.size + meta_len])
+        return int(num_tokens), str(meta["tenant"]), str(meta["domain"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def decode_head(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConfig,

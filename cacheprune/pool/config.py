@@ -69,6 +69,14 @@ class PoolConfig:
     tenant_quota_bytes: int | None = None
     domain_quota_bytes: int | None = None
     quota_window_s: float = 60.0
+    # Shares: the most of the budget one tenant's (one domain's) entries may hold at once; a
+    # publish over it first evicts that tenant's (domain's) own least recently used entries.
+    tenant_share: float | None = None
+    domain_share: float | None = None
+    # Shared backends: the longest one store call (a server round trip, the folder's lock)
+    # may wait, and how long a failing store is left alone before one probe call.
+    store_timeout_s: float = 0.5
+    breaker_cooldown_s: float = 5.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.budget_bytes, int) or self.budget_bytes <= 0:
@@ -103,6 +111,14 @@ class PoolConfig:
         if not (self.quota_window_s > 0 and math.isfinite(self.quota_window_s)):
             raise PoolConfigError(
                 f"quota_window_s must be positive and finite, got {self.quota_window_s}")
+        for name in ("tenant_share", "domain_share"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value <= 1:
+                raise PoolConfigError(f"{name} must lie in (0, 1] or be None, got {value!r}")
+        for name in ("store_timeout_s", "breaker_cooldown_s"):
+            value = getattr(self, name)
+            if not (value > 0 and math.isfinite(value)):
+                raise PoolConfigError(f"{name} must be positive and finite, got {value!r}")
         if not (self.backpressure_wait_s >= 0 and math.isfinite(self.backpressure_wait_s)):
             raise PoolConfigError(
                 f"backpressure_wait_s must be >= 0 and finite, got {self.backpressure_wait_s}"

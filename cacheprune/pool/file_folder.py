@@ -15,7 +15,7 @@ import stat
 
 from cacheprune.pool.errors import PoolConfigError
 
-SUBFOLDERS = ("entries", "anchors", "leases", "staging", "quota")
+SUBFOLDERS = ("entries", "anchors", "leases", "staging", "quota", "tombstones")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 

@@ -100,6 +100,10 @@ class PoolKeys:
         """What entries and audit lines record instead of a tenant's name."""
         return self._mac(self._who_key, b"tenant", tenant.encode())[:32]
 
+    def counter_tag(self, label: str) -> str:
+        """Keyed name of a store counter (quota windows): unpredictable without the key."""
+        return self._mac(self._who_key, b"counter", label.encode())[:32]
+
     def domain_tag(self, domain: str) -> str:
         return self._mac(self._who_key, b"domain", domain.encode())[:32]
 
