@@ -76,9 +76,9 @@ class FilePool(SharedPool):
     # ---- files ---------------------------------------------------------------------------
 
     def _read(self, folder: str, name: str, limit: int | None = None, *,
-              tail: int | None = None) -> bytes | None:
-        """The file's bytes (the first `limit`, or the last `tail` of a whole number of
-        records); None if it is missing or not a regular file (counted as a miss)."""
+              records: bool = False) -> bytes | None:
+        """The file's bytes (the first `limit`); None if it is missing or not a regular file
+        (counted as a miss). `records`: b"\\x00" if it is not a whole number of records."""
         try:
             descriptor = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=self._dirs[folder])
         except FileNotFoundError:
@@ -90,10 +90,8 @@ class FilePool(SharedPool):
             if not stat.S_ISREG(info.st_mode):
                 self._miss(None, SegmentHash(name), "not_regular")
                 return None
-            if tail is not None:
-                if info.st_size % RECORD.size:
-                    return b"\x00"  # not a whole number of records: garbled
-                file.seek(max(0, info.st_size - tail))
+            if records and info.st_size % RECORD.size:
+                return b"\x00"  # garbled
             return file.read() if limit is None else file.read(limit)
 
     def _write_new(self, folder: str, name: str, value: bytes) -> None:
@@ -149,7 +147,7 @@ class FilePool(SharedPool):
     def _get_anchors(self, anchor_ids: list[bytes]) -> tuple[dict[bytes, bytes], Garbled]:
         found, garbled = {}, []
         for anchor_id in dict.fromkeys(anchor_ids):
-            records = self._read("anchors", anchor_id.hex(), tail=MAX_ANCHOR_BYTES)
+            records = self._read("anchors", anchor_id.hex(), MAX_ANCHOR_BYTES, records=True)
             if records is None or records == b"":
                 continue
             if len(records) % RECORD.size:
@@ -253,7 +251,7 @@ class FilePool(SharedPool):
             with os.fdopen(descriptor, "ab") as file:
                 size = os.fstat(file.fileno()).st_size
                 file.write(record)
-            if size + len(record) > 2 * MAX_ANCHOR_BYTES:  # trim to the newest records
+            if size + len(record) > 2 * MAX_ANCHOR_BYTES:  # trim to the first records
                 kept = without_records(self._read("anchors", anchor_id.hex()) or b"", set())
                 self._write_new("anchors", anchor_id.hex(), kept)
 

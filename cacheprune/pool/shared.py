@@ -214,8 +214,9 @@ class SharedPool(SharedAdmin, PoolStore):
                 self.tombstones.remember(subject, until)
         kept = []
         for head in heads:
-            if self._is_voided(head):
+            if self._is_voided(head):  # void for everyone: removed, so it can be published anew
                 self._miss(None, head.name, "replayed")
+                self._delete(head.name)
             else:
                 kept.append(head)
         return kept

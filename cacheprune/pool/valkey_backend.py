@@ -62,6 +62,7 @@ logger = logging.getLogger(__name__)
 PREFIX = b"cp:"
 STAGING_TTL_S = 600
 _ENTRY_KEY = re.compile(rb"^cp:e:([0-9a-f]{64})$")
+_OWNED = re.compile(r"^([0-9a-f]{64}):([0-9]{1,9})$")
 _NOT_A_HEAD = b"\x00"  # what a key of another type reads as: decode refuses it
 
 class ValkeyPool(SharedPool):
@@ -179,14 +180,14 @@ class ValkeyPool(SharedPool):
                 charges: list[tuple[str, int]], shares: list[tuple[str, str, int]]
                 ) -> str | None:
         key = self._entry_key(head.name)
-        needed = len(value)
+        needed = self._entry_bytes(head.num_tokens)
         with self._server() as client:
             if client.exists(key):
                 return "duplicate"
             for kind, tag, limit in shares:
                 if not self._make_room_in_share(client, kind, tag, limit, needed):
                     return f"share:{kind}"
-            refused = self._charge(client, charges, self._entry_bytes(head.num_tokens))
+            refused = self._charge(client, charges, needed)
             if refused is not None:
                 return refused
             if not client.set(key, value, nx=True, px=self._ttl_ms):
@@ -195,7 +196,8 @@ class ValkeyPool(SharedPool):
             for anchor_id, record in anchors:
                 pipe.append(PREFIX + b"a:" + anchor_id, record)
             for kind, tag, _ in shares:
-                pipe.zadd(self._owned_key(kind, tag), {head.name: head.created_at})
+                pipe.zadd(self._owned_key(kind, tag),
+                          {f"{head.name}:{head.num_tokens}": head.created_at})
             lengths = pipe.execute(raise_on_error=False)[: len(anchors)]
             # Trim anchors grown past twice their bound (rarely: many entries share a window).
             appended = list(zip((anchor_id for anchor_id, _ in anchors), lengths,
@@ -216,7 +218,7 @@ class ValkeyPool(SharedPool):
     def _make_room_in_share(self, client: redis.Redis, kind: str, tag: str, limit: int,
                             needed: int) -> bool:
         """Evict this tenant's (domain's) own oldest unleased entries until `needed` more
-        bytes fit in its share; False if they cannot."""
+        bytes fit in its share; False if they cannot. Members are `<name>:<num tokens>`."""
         owned = self._owned_key(kind, tag)
         try:
             members = [m.decode("ascii", "replace") if isinstance(m, bytes) else ""
@@ -224,27 +226,29 @@ class ValkeyPool(SharedPool):
         except redis.ResponseError:  # not ours: start the set again
             client.delete(owned)
             members = []
-        members = [m for m in members if re.fullmatch(r"[0-9a-f]{64}", m)]
+        parsed = [(member, SegmentHash(found.group(1)), int(found.group(2)))
+                  for member in members if (found := _OWNED.match(member))]
         pipe = client.pipeline(transaction=False)
-        for name in members:
-            pipe.strlen(self._entry_key(SegmentHash(name)))
-        sizes = [size if isinstance(size, int) else 0
-                 for size in pipe.execute(raise_on_error=False)]
-        gone = [name for name, size in zip(members, sizes, strict=True) if size == 0]
+        for _, name, _ in parsed:
+            pipe.exists(self._entry_key(name))
+        alive = [reply is True or reply == 1 for reply in pipe.execute(raise_on_error=False)]
+        gone = [member for (member, _, _), live in zip(parsed, alive, strict=True) if not live]
         if gone:
             client.zrem(owned, *gone)
-        usage = sum(sizes)
+        held = [(member, name, self._entry_bytes(num_tokens))
+                for (member, name, num_tokens), live in zip(parsed, alive, strict=True) if live]
+        usage = sum(num_bytes for _, _, num_bytes in held)
         leased = self._leased_names()
-        for name, size in zip(members, sizes, strict=True):
+        for member, name, num_bytes in held:
             if usage + needed <= limit:
                 break
-            if size == 0 or name in leased:
+            if name in leased:
                 continue
-            if client.delete(self._entry_key(SegmentHash(name))):
-                usage -= size
+            if client.delete(self._entry_key(name)):
+                usage -= num_bytes
                 self.metrics.evictions.labels(reason=f"share:{kind}").inc()
                 self._audit.record("evict", segment_hash=name, reason=f"share:{kind}")
-            client.zrem(owned, name)
+            client.zrem(owned, member)
         return usage + needed <= limit
 
     def _charge(self, client: redis.Redis, charges: list[tuple[str, int]], num_bytes: int
