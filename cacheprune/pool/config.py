@@ -9,6 +9,7 @@ from typing import Literal
 from cacheprune.pool.errors import PoolCapacityError, PoolConfigError
 
 BackpressureMode = Literal["wait", "skip"]
+StoredDtype = Literal["bfloat16", "float16", "float32"]
 
 # Per-token bookkeeping an entry stores beside its KV: uint32 token id, int64 position, bool
 # recompute mark. Counted in the budget so that "bytes in use" is what the entries really hold.
@@ -77,6 +78,9 @@ class PoolConfig:
     # may wait, and how long a failing store is left alone before one probe call.
     store_timeout_s: float = 0.5
     breaker_cooldown_s: float = 5.0
+    # How the shared backends store K and V (the engine's float32 comes back as float32):
+    # bfloat16 halves the bytes at rest; float32 stores them exactly. memory:// keeps float32.
+    kv_storage_dtype: StoredDtype = "bfloat16"
 
     def __post_init__(self) -> None:
         if not isinstance(self.budget_bytes, int) or self.budget_bytes <= 0:
@@ -115,6 +119,9 @@ class PoolConfig:
             value = getattr(self, name)
             if value is not None and not 0 < value <= 1:
                 raise PoolConfigError(f"{name} must lie in (0, 1] or be None, got {value!r}")
+        if self.kv_storage_dtype not in ("bfloat16", "float16", "float32"):
+            raise PoolConfigError("kv_storage_dtype must be 'bfloat16', 'float16' or "
+                                  f"'float32', got {self.kv_storage_dtype!r}")
         for name in ("store_timeout_s", "breaker_cooldown_s"):
             value = getattr(self, name)
             if not (value > 0 and math.isfinite(value)):

@@ -193,7 +193,8 @@ class SharedPool(SharedAdmin, PoolStore):
             for anchor_id, record, head_len in records_of[name]:
                 if head_len != head.head_len:  # not what the entry's own head says
                     dropped.setdefault(anchor_id, set()).add(record)
-            if head.identity != scope.identity or head.scope_tag != scope_tag:
+            if (head.identity != scope.identity or head.scope_tag != scope_tag
+                    or head.stored_dtype != self.config.kv_storage_dtype):
                 self.metrics.metadata_mismatches.inc()
                 continue
             heads.append(head)
@@ -292,7 +293,8 @@ class SharedPool(SharedAdmin, PoolStore):
         name = self.keys.entry_name(scope_tag, valid.token_ids)
         value, _ = encode_entry(self.keys, name, scope.identity, scope_tag,
                                 self.keys.tenant_tag(scope.tenant),
-                                self.keys.domain_tag(scope.domain), self.clock(), valid)
+                                self.keys.domain_tag(scope.domain), self.clock(), valid,
+                                self.config.kv_storage_dtype)
         self._guarded("stage", lambda: self._put_staged(staging_id, value), None)
         return StagedSegment(staging_id, name, valid.num_tokens)
 
