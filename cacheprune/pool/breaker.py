@@ -34,6 +34,12 @@ class CircuitBreaker:
         with self._lock:
             return self._open_until is not None
 
+    @property
+    def is_cooling_down(self) -> bool:
+        """Open and its cooldown not over: a call now would be refused (side-effect free)."""
+        with self._lock:
+            return self._open_until is not None and self.clock() < self._open_until
+
     def allow(self) -> bool:
         """May a call go to the store now? Half-open lets exactly one caller through."""
         with self._lock:

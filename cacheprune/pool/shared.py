@@ -173,7 +173,9 @@ class SharedPool(SharedAdmin, PoolStore):
             for name, offset, head_len in usable:
                 if name not in wanted and len(wanted) >= MAX_CANDIDATES_PER_LOOKUP:
                     continue
-                wanted[name] = min(head_len, wanted.get(name, head_len))
+                # The longest: a stale record (an entry published again under its name, with
+                # a head of another length) must not hide the entry; the others are dropped.
+                wanted[name] = max(head_len, wanted.get(name, head_len))
                 records_of.setdefault(name, []).append(
                     (anchor_id, pack_record(name, offset, head_len), head_len))
         names = list(wanted)
@@ -291,6 +293,9 @@ class SharedPool(SharedAdmin, PoolStore):
         valid = validate_segment(self.config, segment)
         scope_tag = self.keys.scope_tag(scope.identity.digest(), scope.domain)
         name = self.keys.entry_name(scope_tag, valid.token_ids)
+        if self.breaker.is_cooling_down:  # not stored anyway: spare the encoding
+            self.metrics.breaker_refusals.labels(op="stage").inc()
+            return StagedSegment(staging_id, name, valid.num_tokens)
         value, _ = encode_entry(self.keys, name, scope.identity, scope_tag,
                                 self.keys.tenant_tag(scope.tenant),
                                 self.keys.domain_tag(scope.domain), self.clock(), valid,

@@ -66,3 +66,16 @@ def test_erasure_removes_expired_entries_too(shared_url):
     clock.now += 60  # past the TTL; nothing purged it (the server's own PX is 10 s of real time)
     assert pool.erase_tenant("victim") == 1
     assert stored_values(shared_url) == {}
+
+
+def test_an_entry_published_again_after_invalidation_is_found(shared_url):
+    """Its old anchor records name it with the old head's length (the time in the head is
+    written with more digits now): they must not hide the new entry."""
+    clock = ManualClock()
+    pool = make_pool(64, url=shared_url, clock=clock)
+    publish(pool, segment(100, 8))
+    (name,) = stored_values(shared_url)
+    assert pool.invalidate(name)
+    clock.now += 1.123456789
+    publish(pool, segment(100, 8))
+    assert len(hits(pool, segment(100, 8))) == 1
