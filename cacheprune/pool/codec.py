@@ -15,7 +15,7 @@ neither token ids nor KV. Every tag covers the entry's name, so an entry copied 
 name is refused. No pickle: JSON and raw little-endian arrays only, every length checked
 against the config before slicing.
 
-KV is stored as `PoolConfig.kv_storage_dtype` (bfloat16 by default: half the bytes of the
+KV is stored as `PoolConfig.kv_storage_dtype` (float16 by default: half the bytes of the
 engine's float32) and handed back as float32.
 """
 
@@ -33,6 +33,7 @@ from cryptography.exceptions import InvalidTag
 
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import SegmentKV, ValidSegment
+from cacheprune.pool.errors import InvalidEntryError
 from cacheprune.pool.keys import TAG_BYTES, PoolKeys
 from cacheprune.pool.store import EntryIdentity
 from cacheprune.retriever.identity import SegmentHash
@@ -100,6 +101,10 @@ def _open_sealed(keys: PoolKeys, domain_tag: str, sealed: bytes | memoryview,
 def _stored_bytes(tensor: torch.Tensor, stored_dtype: str) -> bytes:
     dtype, _ = STORED_DTYPES[stored_dtype]
     stored = tensor.to(dtype).contiguous()
+    if dtype == torch.float16 and not bool(torch.isfinite(stored).all()):
+        raise InvalidEntryError(
+            f"KV values up to {float(tensor.abs().max()):.3g} exceed float16's range "
+            "(65504): set PoolConfig.kv_storage_dtype to 'bfloat16' or 'float32'")
     if dtype == torch.float32:
         return stored.numpy().astype("<f4").tobytes()
     return stored.view(torch.int16).numpy().astype("<i2").tobytes()
@@ -107,7 +112,7 @@ def _stored_bytes(tensor: torch.Tensor, stored_dtype: str) -> bytes:
 
 def encode_entry(keys: PoolKeys, name: SegmentHash, identity: EntryIdentity, scope_tag: str,
                  tenant_tag: str, domain_tag: str, created_at: float, segment: ValidSegment,
-                 stored_dtype: str = "bfloat16") -> tuple[bytes, int]:
+                 stored_dtype: str = "float16") -> tuple[bytes, int]:
     """The entry's bytes and its head length (what index records carry)."""
     shape = list(segment.keys.shape)
     meta = json.dumps({

@@ -1,4 +1,4 @@
-"""At rest on the shared backends: encrypted per sharing domain, KV in bfloat16 by default."""
+"""At rest on the shared backends: encrypted per sharing domain, KV in float16 by default."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import torch
 from pool_helpers import kv_for, make_pool, publish, scope, segment, stored_values
 from test_replay_and_erasure import hits
 
+from cacheprune.pool import InvalidEntryError
 from cacheprune.pool.codec import EntryRejected, decode_head
 
 
@@ -54,3 +55,16 @@ def test_half_precision_at_rest_reads_back_the_rounded_float32(shared_url, dtype
     kv_bytes = 2 * 2 * 8 * 4  # layers x kv heads x tokens x head dim, K and V
     # Half the KV bytes; the JSON head differs by a few characters (dtype name, the time).
     assert sizes[0] == stored and abs(sizes[1] - stored - 2 * kv_bytes) <= 4
+
+
+def test_kv_beyond_float16_range_is_refused_naming_the_way_out(shared_url):
+    pool = make_pool(64, url=shared_url)  # float16: the default
+    tokens = segment(100, 8)
+    keys, values, positions = kv_for(tokens)
+    keys[0, 0, 0, 0] = 1e6
+    flags = np.zeros(8, dtype=bool)
+    with pool.session("big", scope()) as session:
+        with pytest.raises(InvalidEntryError, match="float16's range.*bfloat16"):
+            session.stage(tokens, keys, values, positions, flags, flags)
+        assert session.num_staged == 0
+    assert stored_values(shared_url) == {}

@@ -21,7 +21,8 @@ def test_a_tenant_at_its_share_evicts_only_its_own_entries(pool_url):
         publish(pool, tokens, f"calm{k}", scope(tenant="calm"))
     for k in range(1, 13):  # twelve rounds of a burst, each more than the share allows
         for j in range(4):
-            publish(pool, segment(100_000 * k + 100 * j, 8), f"b{k}.{j}", scope(tenant="burst"))
+            publish(pool, segment(10_000 + 400 * k + 100 * j, 8), f"b{k}.{j}",
+                    scope(tenant="burst"))
     assert tenant_tokens(pool, "calm") == 24  # every one of the calm tenant's entries is kept
     assert tenant_tokens(pool, "burst") <= 32  # half of the 64-token budget
     assert counter(pool, "cacheprune_pool_evictions_total", reason="share:tenant") >= 40
