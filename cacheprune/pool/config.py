@@ -84,6 +84,10 @@ class PoolConfig:
     # (benchmarks/pool_at_rest_quality.py). KV beyond float16's range is refused at stage.
     # float32 stores it exactly. memory:// keeps float32 tensors whatever this says.
     kv_storage_dtype: StoredDtype = "float16"
+    # The serving engine's prefill rate (tokens/s). When given, a shared backend's lookup
+    # skips a match whose entry would take longer to read, at the read rate it measured,
+    # than its tokens take to compute (a slow store, a short match). None: never skip.
+    recompute_tokens_per_s: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.budget_bytes, int) or self.budget_bytes <= 0:
@@ -125,6 +129,10 @@ class PoolConfig:
         if self.kv_storage_dtype not in ("bfloat16", "float16", "float32"):
             raise PoolConfigError("kv_storage_dtype must be 'bfloat16', 'float16' or "
                                   f"'float32', got {self.kv_storage_dtype!r}")
+        if self.recompute_tokens_per_s is not None and not (
+                self.recompute_tokens_per_s > 0 and math.isfinite(self.recompute_tokens_per_s)):
+            raise PoolConfigError("recompute_tokens_per_s must be positive and finite or None, "
+                                  f"got {self.recompute_tokens_per_s!r}")
         for name in ("store_timeout_s", "breaker_cooldown_s"):
             value = getattr(self, name)
             if not (value > 0 and math.isfinite(value)):

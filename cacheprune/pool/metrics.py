@@ -65,6 +65,10 @@ class PoolMetrics:
         self.breaker_openings = counter(
             "breaker_openings", "Times a failing store was left alone for a cooldown"
         )
+        self.slow_reads_skipped = counter(
+            "slow_reads_skipped", "Matches not leased: reading them would take longer than "
+            "computing their tokens (the measured read rate against recompute_tokens_per_s)"
+        )
         self.refused_records = counter(
             "refused_anchor_records", "Anchor records refused (bounds, sizes) or garbled anchors"
         )

@@ -56,12 +56,7 @@ from cacheprune.pool.store import (
     SegmentData,
     StagedSegment,
 )
-from cacheprune.pool.tombstones import (
-    TombstoneMemory,
-    decode_tombstone,
-    entry_subject,
-    tenant_subject,
-)
+from cacheprune.pool.tombstones import TombstoneMemory
 from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.index import IndexedSegment, PrefixIndex, anchor_offsets
 from cacheprune.retriever.matching import Match, find_matches
@@ -90,6 +85,7 @@ class SharedPool(SharedAdmin, PoolStore):
         self._lock = threading.Lock()
         self._leases: dict[tuple[str, SegmentHash], int] = {}
         self._leased_bytes = 0
+        self._read_bytes_per_s: float | None = None
         self._audit = AuditLog(config.audit_log_path, self.metrics.audit_failures)
 
     @property
@@ -140,9 +136,11 @@ class SharedPool(SharedAdmin, PoolStore):
         tenant_tag = self.keys.tenant_tag(scope.tenant)
         matches, leases = [], []
         by_name = {head.name: head for head in heads}
-        matched_heads = [by_name[match.entry_hash] for match in result.matches]
-        for match, head, pinned in zip(result.matches, matched_heads,
-                                       self._lease_all(owner, matched_heads), strict=True):
+        chosen = [(match, by_name[match.entry_hash]) for match in result.matches
+                  if not self._slower_than_computing(match, by_name[match.entry_hash])]
+        matched_heads = [head for _, head in chosen]
+        for (match, head), pinned in zip(chosen, self._lease_all(owner, matched_heads),
+                                         strict=True):
             if not pinned:
                 continue
             matches.append(match)
@@ -155,6 +153,19 @@ class SharedPool(SharedAdmin, PoolStore):
         self.metrics.hash_collisions.inc(result.num_collisions)
         self.metrics.verification_failures.inc(result.num_verification_failures)
         return LookupResult(matches, leases)
+
+    def _slower_than_computing(self, match: Match, head: EntryHead) -> bool:
+        """Would reading the entry take longer than computing the match's tokens? Counted in
+        `slow_reads_skipped`; never before a read rate was measured."""
+        compute_rate = self.config.recompute_tokens_per_s
+        read_rate = self._read_bytes_per_s
+        if compute_rate is None or read_rate is None:
+            return False
+        size = entry_length(self.config, head.head_len, head.num_tokens)
+        if size / read_rate <= match.length / compute_rate:
+            return False
+        self.metrics.slow_reads_skipped.inc()
+        return True
 
     def _candidate_heads(self, scope: Scope, scope_tag: str, hashes: np.ndarray
                          ) -> list[EntryHead]:
@@ -207,27 +218,6 @@ class SharedPool(SharedAdmin, PoolStore):
             self._rewrite_anchors(dropped, garbled)
         return heads
 
-    def _unvoided(self, heads: list[EntryHead]) -> list[EntryHead]:
-        """The heads no tombstone voids (the store's, remembered, or this process's own)."""
-        subjects = sorted({tenant_subject(head.tenant_tag) for head in heads}
-                          | {entry_subject(head.name) for head in heads})
-        for subject, blob in self._get_tombstones(subjects).items() if heads else ():
-            until = decode_tombstone(self.keys, subject, blob)
-            if until is not None:
-                self.tombstones.remember(subject, until)
-        kept = []
-        for head in heads:
-            if self._is_voided(head):  # void for everyone: removed, so it can be published anew
-                self._miss(None, head.name, "replayed")
-                self._delete(head.name)
-            else:
-                kept.append(head)
-        return kept
-
-    def _is_voided(self, head: EntryHead) -> bool:
-        return (self.tombstones.voids(tenant_subject(head.tenant_tag), head.created_at)
-                or self.tombstones.voids(entry_subject(head.name), head.created_at))
-
     def _lease_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
         """Lease each head (one batch in the medium); False where it is gone or failed."""
         if not heads:
@@ -247,8 +237,10 @@ class SharedPool(SharedAdmin, PoolStore):
         # NOTE: the size comes from the head the lookup authenticated: a value padded beyond
         # it is refused after reading one byte more than the entry, never read whole.
         size = entry_length(self.config, lease.locator, lease.num_tokens)
+        started = time.perf_counter()
         data: bytes | None = self._guarded("read", partial(self._get_entry, lease, size),
                                            _UNAVAILABLE)
+        self._measure_read(size, time.perf_counter() - started)
         if data is _UNAVAILABLE:
             return None  # counted as a store error
         if data is None:
@@ -268,9 +260,12 @@ class SharedPool(SharedAdmin, PoolStore):
             return None
         return part
 
-    def _miss(self, owner: str | None, name: SegmentHash, reason: str) -> None:
-        self.metrics.read_misses.labels(reason=reason).inc()
-        self._audit.record("miss", request_id=owner, segment_hash=name, reason=reason)
+    def _measure_read(self, num_bytes: int, seconds: float) -> None:
+        """Keep a moving average of the store's read rate (bytes/s) for the cost model."""
+        rate = num_bytes / max(seconds, 1e-6)
+        with self._lock:
+            previous = self._read_bytes_per_s
+            self._read_bytes_per_s = rate if previous is None else 0.7 * previous + 0.3 * rate
 
     def release(self, leases: Sequence[Lease]) -> None:
         for lease in leases:

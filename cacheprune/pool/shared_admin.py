@@ -1,6 +1,8 @@
-"""Administration of the shared backends: invalidation, erasure, inspection.
+"""Administration of the shared backends: invalidation, erasure (with their tombstones),
+inspection; and the check of a head against the tombstones.
 
-Store faults raise here (`MediumError`): an operator is asking, not a request.
+Store faults raise in the administration calls (`MediumError`): an operator is asking, not a
+request.
 """
 
 from __future__ import annotations
@@ -10,13 +12,39 @@ from collections.abc import Callable
 from cacheprune.pool.codec import MAX_CLOCK_SKEW_S, EntryHead
 from cacheprune.pool.entry import EntryInfo
 from cacheprune.pool.shared_medium import MediumError, SharedMedium
-from cacheprune.pool.tombstones import encode_tombstone, entry_subject, tenant_subject
+from cacheprune.pool.tombstones import (
+    decode_tombstone,
+    encode_tombstone,
+    entry_subject,
+    tenant_subject,
+)
 from cacheprune.retriever.identity import SegmentHash
 from cacheprune.tokens import TokenArray
 
 
 class SharedAdmin(SharedMedium):
     """The administration calls of `PoolStore`, on the medium."""
+
+    def _unvoided(self, heads: list[EntryHead]) -> list[EntryHead]:
+        """The heads no tombstone voids (the store's, remembered, or this process's own)."""
+        subjects = sorted({tenant_subject(head.tenant_tag) for head in heads}
+                          | {entry_subject(head.name) for head in heads})
+        for subject, blob in self._get_tombstones(subjects).items() if heads else ():
+            until = decode_tombstone(self.keys, subject, blob)
+            if until is not None:
+                self.tombstones.remember(subject, until)
+        kept = []
+        for head in heads:
+            if self._is_voided(head):  # void for everyone: removed, so it can be published anew
+                self._miss(None, head.name, "replayed")
+                self._delete(head.name)
+            else:
+                kept.append(head)
+        return kept
+
+    def _is_voided(self, head: EntryHead) -> bool:
+        return (self.tombstones.voids(tenant_subject(head.tenant_tag), head.created_at)
+                or self.tombstones.voids(entry_subject(head.name), head.created_at))
 
     def _bury(self, subject: str) -> None:
         """Void `subject`'s entries created until now, in the store and in this process."""

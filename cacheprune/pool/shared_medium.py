@@ -39,6 +39,10 @@ class SharedMedium(abc.ABC):
     tombstones: TombstoneMemory
     _audit: AuditLog
 
+    def _miss(self, owner: str | None, name: SegmentHash, reason: str) -> None:
+        self.metrics.read_misses.labels(reason=reason).inc()
+        self._audit.record("miss", request_id=owner, segment_hash=name, reason=reason)
+
     @abc.abstractmethod
     def _get_anchors(self, anchor_ids: list[bytes]) -> tuple[dict[bytes, bytes], Garbled]:
         """The newest records (at most `MAX_ANCHOR_BYTES`, whole records) of the ids that
