@@ -10,7 +10,7 @@ raised) and accepted replays (hits on bytes restored after erasure).
 
 Targets: no request waits > 1 s longer than with no sharing; after the breaker opens, < 50 ms;
 0 exceptions, 0 lost answers, 0 accepted replays. Also printed: bytes per token at rest and the
-cost of a read (AES-256-GCM included) for float32 and bfloat16 storage.
+cost of a read (AES-256-GCM included) for float32 and float16 storage.
 Run: python benchmarks/pool_faults.py
 """
 
@@ -166,7 +166,7 @@ def at_rest() -> None:
     kv = torch.randn(SHAPE.num_layers, SHAPE.num_kv_heads, 2048, SHAPE.head_dim)
     with tempfile.TemporaryDirectory() as folder:
         with LocalValkey(Path(folder) / "valkey", maxmemory="4gb") as server:
-            for dtype in ("float32", "bfloat16"):
+            for dtype in ("float32", "float16"):
                 pool = open_pool(server.url, config(kv_storage_dtype=dtype), pool_key=KEY)
                 flags = np.zeros(2048, dtype=bool)
                 with pool.session("p", WHO) as session:
