@@ -9,6 +9,7 @@ from typing import Literal
 from cacheprune.pool.errors import PoolCapacityError, PoolConfigError
 
 BackpressureMode = Literal["wait", "skip"]
+StoredDtype = Literal["bfloat16", "float16", "float32"]
 
 # Per-token bookkeeping an entry stores beside its KV: uint32 token id, int64 position, bool
 # recompute mark. Counted in the budget so that "bytes in use" is what the entries really hold.
@@ -69,6 +70,24 @@ class PoolConfig:
     tenant_quota_bytes: int | None = None
     domain_quota_bytes: int | None = None
     quota_window_s: float = 60.0
+    # Shares: the most of the budget one tenant's (one domain's) entries may hold at once; a
+    # publish over it first evicts that tenant's (domain's) own least recently used entries.
+    tenant_share: float | None = None
+    domain_share: float | None = None
+    # Shared backends: the longest one store call (a server round trip, the folder's lock)
+    # may wait, and how long a failing store is left alone before one probe call.
+    store_timeout_s: float = 0.5
+    breaker_cooldown_s: float = 5.0
+    # How the shared backends store K and V (the engine's float32 comes back as float32).
+    # NOTE: float16 by default: half the bytes, and on the default model a max logit
+    # difference of 8e-3 against float32 storage where bfloat16 gave 7e-2
+    # (benchmarks/pool_at_rest_quality.py). KV beyond float16's range is refused at stage.
+    # float32 stores it exactly. memory:// keeps float32 tensors whatever this says.
+    kv_storage_dtype: StoredDtype = "float16"
+    # The serving engine's prefill rate (tokens/s). When given, a shared backend's lookup
+    # skips a match whose entry would take longer to read, at the read rate it measured,
+    # than its tokens take to compute (a slow store, a short match). None: never skip.
+    recompute_tokens_per_s: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.budget_bytes, int) or self.budget_bytes <= 0:
@@ -103,6 +122,21 @@ class PoolConfig:
         if not (self.quota_window_s > 0 and math.isfinite(self.quota_window_s)):
             raise PoolConfigError(
                 f"quota_window_s must be positive and finite, got {self.quota_window_s}")
+        for name in ("tenant_share", "domain_share"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value <= 1:
+                raise PoolConfigError(f"{name} must lie in (0, 1] or be None, got {value!r}")
+        if self.kv_storage_dtype not in ("bfloat16", "float16", "float32"):
+            raise PoolConfigError("kv_storage_dtype must be 'bfloat16', 'float16' or "
+                                  f"'float32', got {self.kv_storage_dtype!r}")
+        if self.recompute_tokens_per_s is not None and not (
+                self.recompute_tokens_per_s > 0 and math.isfinite(self.recompute_tokens_per_s)):
+            raise PoolConfigError("recompute_tokens_per_s must be positive and finite or None, "
+                                  f"got {self.recompute_tokens_per_s!r}")
+        for name in ("store_timeout_s", "breaker_cooldown_s"):
+            value = getattr(self, name)
+            if not (value > 0 and math.isfinite(value)):
+                raise PoolConfigError(f"{name} must be positive and finite, got {value!r}")
         if not (self.backpressure_wait_s >= 0 and math.isfinite(self.backpressure_wait_s)):
             raise PoolConfigError(
                 f"backpressure_wait_s must be >= 0 and finite, got {self.backpressure_wait_s}"

@@ -1,16 +1,21 @@
-"""`file:///dev/shm/cacheprune`: the pool in a folder, shared by the processes of one machine.
+"""`file:///dev/shm/cacheprune-<uid>`: the pool in a folder, shared by the processes of one
+machine.
 
     <root>/entries/<name>            one entry: head + KV + tag (codec.py), mode 0600
-    <root>/anchors/<anchor id>       40-byte anchor records, appended
+    <root>/anchors/<anchor id>       40-byte anchor records, appended (anchor_records.py)
     <root>/leases/<owner>~<name>     hard link to a leased entry (eviction skips linked ones)
     <root>/staging/<staging id>      a staged entry waiting for publish
-    <root>/quota/<kind.tag.window>   bytes published in a quota window
+    <root>/quota/<kind.counter>      bytes published in a quota window (keyed names)
+    <root>/tombstones/<subject>      erasure and invalidation tombstones (tombstones.py)
     <root>/lock                      flock held while publishing, evicting, cleaning
 
 The folder is checked when opened (file_folder.py): ours, 0700, no links. Every name is
 generated here (hex, or the caller's checked owner/staging id); nothing read from the folder is
 ever used as a path. Lookups and reads take no lock: an entry file appears by one rename and a
-reader verifies its tags before using a byte.
+reader verifies its tags before using a byte. Files are opened with O_NONBLOCK and used only
+if they are regular files (a FIFO in place of an entry is a miss); the lock is waited for at
+most `store_timeout_s` (a process holding it costs one timeout, then the breaker skips the
+folder). A disk error (full, read-only) is an `OSError` that `SharedPool` counts as a fault.
 """
 
 from __future__ import annotations
@@ -21,27 +26,34 @@ import os
 import re
 import secrets
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator
 
+from cacheprune.pool.anchor_records import MAX_ANCHOR_BYTES, RECORD, without_records
 from cacheprune.pool.codec import (
+    HEAD_PEEK_BYTES,
     HEAD_PROBE_BYTES,
     EntryHead,
     EntryRejected,
     decode_head,
     head_length,
+    peek_tags,
 )
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import PoolConfigError
 from cacheprune.pool.factory import PoolURL
 from cacheprune.pool.file_folder import open_pool_folder
 from cacheprune.pool.keys import PoolKey
-from cacheprune.pool.shared import RECORD, MediumError, SharedPool
+from cacheprune.pool.shared import SharedPool
+from cacheprune.pool.shared_medium import Garbled, MediumError
 from cacheprune.pool.store import Lease
 from cacheprune.retriever.identity import SegmentHash
 
 _NAME = re.compile(r"^[0-9a-f]{64}$")
 _OWNER = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
-_FILE_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
+_SUBJECT = re.compile(r"^(tenant-[0-9a-f]{32}|entry-[0-9a-f]{64})$")
+_FILE_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_LOCK_POLL_S = 0.005
 # A lease or staged file older than this belongs to a process that died without cleaning up.
 STALE_AFTER_S = 3600.0
 
@@ -63,7 +75,10 @@ class FilePool(SharedPool):
 
     # ---- files ---------------------------------------------------------------------------
 
-    def _read(self, folder: str, name: str, limit: int | None = None) -> bytes | None:
+    def _read(self, folder: str, name: str, limit: int | None = None, *,
+              records: bool = False) -> bytes | None:
+        """The file's bytes (the first `limit`); None if it is missing or not a regular file
+        (counted as a miss). `records`: b"\\x00" if it is not a whole number of records."""
         try:
             descriptor = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=self._dirs[folder])
         except FileNotFoundError:
@@ -71,8 +86,12 @@ class FilePool(SharedPool):
         except OSError as error:  # a link planted under one of our names, or I/O
             raise MediumError(f"{folder}/{name[:16]}...: {error.strerror}") from error
         with os.fdopen(descriptor, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise MediumError(f"{folder}/{name[:16]}... is not a regular file")
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                self._miss(None, SegmentHash(name), "not_regular")
+                return None
+            if records and info.st_size % RECORD.size:
+                return b"\x00"  # garbled
             return file.read() if limit is None else file.read(limit)
 
     def _write_new(self, folder: str, name: str, value: bytes) -> None:
@@ -106,7 +125,16 @@ class FilePool(SharedPool):
         except OSError as error:
             raise MediumError(f"cannot open the pool's lock file: {error.strerror}") from error
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            deadline = time.monotonic() + self.config.store_timeout_s
+            while True:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise MediumError("the pool's lock is held by another process for "
+                                          f"more than {self.config.store_timeout_s} s") from None
+                    time.sleep(_LOCK_POLL_S)
             yield
         finally:
             os.close(descriptor)  # releases the lock
@@ -116,30 +144,46 @@ class FilePool(SharedPool):
 
     # ---- the medium ----------------------------------------------------------------------
 
-    def _get_anchors(self, anchor_ids: list[bytes]) -> dict[bytes, bytes]:
-        found = {}
+    def _get_anchors(self, anchor_ids: list[bytes]) -> tuple[dict[bytes, bytes], Garbled]:
+        found, garbled = {}, []
         for anchor_id in dict.fromkeys(anchor_ids):
-            records = self._read("anchors", anchor_id.hex())
-            if records:
-                found[anchor_id] = records
-        return found
-
-    def _remove_record(self, anchor_id: bytes, record: bytes) -> None:
-        with self._locked():
-            records = self._read("anchors", anchor_id.hex()) or b""
-            kept = b"".join(records[i : i + RECORD.size] for i in range(0, len(records),
-                            RECORD.size) if records[i : i + RECORD.size] != record)
-            if kept:
-                self._write_new("anchors", anchor_id.hex(), kept)
+            records = self._read("anchors", anchor_id.hex(), MAX_ANCHOR_BYTES, records=True)
+            if records is None or records == b"":
+                continue
+            if len(records) % RECORD.size:
+                garbled.append(anchor_id)
             else:
+                found[anchor_id] = records
+        return found, garbled
+
+    def _rewrite_anchors(self, dropped: dict[bytes, set[bytes]], garbled: Garbled) -> None:
+        with self._locked():
+            for anchor_id in garbled:
                 self._unlink("anchors", anchor_id.hex())
+            for anchor_id, records in dropped.items():
+                kept = without_records(self._read("anchors", anchor_id.hex()) or b"", records)
+                if kept:
+                    self._write_new("anchors", anchor_id.hex(), kept)
+                else:
+                    self._unlink("anchors", anchor_id.hex())
 
     def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
         return [self._read("entries", _checked(_NAME, name, "entry name"), head_len)
                 for name, head_len in wanted]
 
-    def _get_entry(self, lease: Lease) -> bytes | None:
-        return self._read("leases", self._lease_name(lease.owner, lease.entry))
+    def _get_entry(self, lease: Lease, size: int) -> bytes | None:
+        return self._read("leases", self._lease_name(lease.owner, lease.entry), size + 1)
+
+    def _get_tombstones(self, subjects: list[str]) -> dict[str, bytes]:
+        found = {}
+        for subject in subjects:
+            value = self._read("tombstones", _checked(_SUBJECT, subject, "tombstone"))
+            if value is not None:
+                found[subject] = value
+        return found
+
+    def _put_tombstone(self, subject: str, value: bytes) -> None:
+        self._write_new("tombstones", _checked(_SUBJECT, subject, "tombstone"), value)
 
     @staticmethod
     def _lease_name(owner: str, name: SegmentHash) -> str:
@@ -174,14 +218,18 @@ class FilePool(SharedPool):
         self._unlink("staging", name)
         return value
 
-    def _insert(self, name: SegmentHash, num_tokens: int, value: bytes,
-                anchors: list[tuple[bytes, bytes]], charges: list[tuple[str, int]],
-                owner: str) -> str | None:
+    def _insert(self, head: EntryHead, value: bytes, anchors: list[tuple[bytes, bytes]],
+                charges: list[tuple[str, int]], shares: list[tuple[str, str, int]]
+                ) -> str | None:
+        name = head.name
         with self._locked():
             self._purge_locked()
             if self._read("entries", name, HEAD_PROBE_BYTES) is not None:
                 return "duplicate"
-            needed = self._entry_bytes(num_tokens)
+            needed = self._entry_bytes(head.num_tokens)
+            for kind, tag, limit in shares:
+                if not self._make_room_in_share_locked(kind, tag, limit, needed):
+                    return f"share:{kind}"
             self._evict_locked(self._bytes_in_use_locked() + needed - self.config.budget_bytes)
             if self._bytes_in_use_locked() + needed > self.config.budget_bytes:
                 return "budget"  # leased entries hold the rest
@@ -189,13 +237,23 @@ class FilePool(SharedPool):
             if refused is not None:
                 return refused
             self._write_new("entries", name, value)
-            for anchor_id, record in anchors:
-                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _FILE_FLAGS
-                descriptor = os.open(anchor_id.hex(), flags, 0o600,
-                                     dir_fd=self._dirs["anchors"])
-                with os.fdopen(descriptor, "ab") as file:
-                    file.write(record)
+            try:
+                self._append_anchors_locked(anchors)
+            except OSError:  # all or nothing: no entry without its anchors
+                self._delete_locked(name)
+                raise
         return None
+
+    def _append_anchors_locked(self, anchors: list[tuple[bytes, bytes]]) -> None:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _FILE_FLAGS
+        for anchor_id, record in anchors:
+            descriptor = os.open(anchor_id.hex(), flags, 0o600, dir_fd=self._dirs["anchors"])
+            with os.fdopen(descriptor, "ab") as file:
+                size = os.fstat(file.fileno()).st_size
+                file.write(record)
+            if size + len(record) > 2 * MAX_ANCHOR_BYTES:  # trim to the first records
+                kept = without_records(self._read("anchors", anchor_id.hex()) or b"", set())
+                self._write_new("anchors", anchor_id.hex(), kept)
 
     def _charge_locked(self, charges: list[tuple[str, int]], num_bytes: int) -> str | None:
         totals = []
@@ -211,11 +269,6 @@ class FilePool(SharedPool):
 
     def _entry_names(self) -> list[SegmentHash]:
         return [SegmentHash(name) for name in self._listing("entries") if _NAME.match(name)]
-
-    def _num_tokens(self, name: SegmentHash) -> int:
-        start = self._read("entries", name, HEAD_PROBE_BYTES)
-        return 0 if start is None or len(start) < HEAD_PROBE_BYTES else \
-            int.from_bytes(start[9:13], "little")
 
     def _entry_heads(self, enforce_ttl: bool = True) -> Iterable[EntryHead]:
         now = self.clock()
@@ -242,26 +295,48 @@ class FilePool(SharedPool):
                 self._unlink("leases", lease)
         return removed
 
-    # ---- budget, eviction, expiry (under the lock) ---------------------------------------
+    # ---- budget, shares, eviction, expiry (under the lock) -------------------------------
+
+    def _stored_locked(self) -> list[tuple[int, SegmentHash, int, int, str, str]]:
+        """(mtime, name, bytes, links, tenant tag, domain tag) of every entry, oldest use
+        first; tags unauthenticated (accounting only)."""
+        stored = []
+        for name in self._entry_names():
+            with contextlib.suppress(FileNotFoundError):
+                info = os.stat(name, dir_fd=self._dirs["entries"], follow_symlinks=False)
+                peeked = peek_tags(self._read("entries", name, HEAD_PEEK_BYTES) or b"")
+                num_tokens, tenant, domain = peeked if peeked else (0, "", "")
+                stored.append((info.st_mtime_ns, name, self._entry_bytes(num_tokens),
+                               info.st_nlink, tenant, domain))
+        return sorted(stored)
 
     def _bytes_in_use_locked(self) -> int:
-        return sum(self._entry_bytes(self._num_tokens(name)) for name in self._entry_names())
+        return sum(num_bytes for _, _, num_bytes, _, _, _ in self._stored_locked())
+
+    def _make_room_in_share_locked(self, kind: str, tag: str, limit: int, needed: int
+                                   ) -> bool:
+        """Evict this tenant's (domain's) own least recently used unleased entries until
+        `needed` more bytes fit in its share; False if they cannot."""
+        column = 4 if kind == "tenant" else 5
+        owned = [item for item in self._stored_locked() if item[column] == tag]
+        usage = sum(item[2] for item in owned)
+        for _, name, num_bytes, links, _, _ in owned:
+            if usage + needed <= limit:
+                break
+            if links == 1 and self._delete_locked(name):  # more links: leased
+                usage -= num_bytes
+                self.metrics.evictions.labels(reason=f"share:{kind}").inc()
+                self._audit.record("evict", segment_hash=name, reason=f"share:{kind}")
+        return usage + needed <= limit
 
     def _evict_locked(self, num_bytes: int) -> int:
         if num_bytes <= 0:
             return 0
-        candidates = []
-        for name in self._entry_names():
-            with contextlib.suppress(FileNotFoundError):
-                info = os.stat(name, dir_fd=self._dirs["entries"], follow_symlinks=False)
-                if info.st_nlink == 1:  # more links: leased by a running request
-                    candidates.append((info.st_mtime_ns, name))
         freed = 0
-        for _, name in sorted(candidates):
+        for _, name, size, links, _, _ in self._stored_locked():
             if freed >= num_bytes:
                 break
-            size = self._entry_bytes(self._num_tokens(name))
-            if self._delete_locked(name):
+            if links == 1 and self._delete_locked(name):  # more links: leased
                 freed += size
                 self.metrics.evictions.labels(reason="lru").inc()
                 self._audit.record("evict", segment_hash=name, reason="lru")
@@ -281,12 +356,19 @@ class FilePool(SharedPool):
                     expired += 1
                     self.metrics.evictions.labels(reason="expired").inc()
                     self._audit.record("evict", segment_hash=head.name, reason="expired")
-        for folder in ("leases", "staging"):
+        tombstone_ttl = self._tombstone_ttl_s
+        for folder, max_age in (("leases", STALE_AFTER_S), ("staging", STALE_AFTER_S),
+                                ("quota", 2 * self.config.quota_window_s),
+                                ("tombstones", tombstone_ttl)):
+            if max_age is None:
+                continue
             for name in self._listing(folder):
                 with contextlib.suppress(FileNotFoundError):
                     info = os.stat(name, dir_fd=self._dirs[folder], follow_symlinks=False)
-                    if now - info.st_ctime > STALE_AFTER_S:
+                    if time.time() - info.st_mtime > max_age:
                         self._unlink(folder, name)
+        if tombstone_ttl is not None:
+            self.tombstones.forget_older_than(now - tombstone_ttl)
         return expired
 
     def purge_expired(self) -> int:
@@ -306,4 +388,3 @@ class FilePool(SharedPool):
             os.close(descriptor)
         self._dirs = {}
         self._audit.close()
-

@@ -15,8 +15,21 @@ import stat
 
 from cacheprune.pool.errors import PoolConfigError
 
-SUBFOLDERS = ("entries", "anchors", "leases", "staging", "quota")
+SUBFOLDERS = ("entries", "anchors", "leases", "staging", "quota", "tombstones")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def default_pool_folder() -> str:
+    """This user's own pool folder: `$XDG_RUNTIME_DIR/cacheprune` where the session has one
+    (private to the user by definition), else `/dev/shm/cacheprune-<uid>`.
+
+    NOTE: per user, so that another local user who created the folder first cannot stop the
+    server from starting (the folder is refused, rightly, and a shared name would be a denial
+    of service)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
+        return os.path.join(runtime, "cacheprune")
+    return f"/dev/shm/cacheprune-{os.geteuid()}"
 
 
 def _check_private_dir(path: str, descriptor: int) -> None:
@@ -27,10 +40,13 @@ def _check_private_dir(path: str, descriptor: int) -> None:
     if stat.S_IMODE(info.st_mode) & 0o077:
         problems.append(f"its mode is {oct(stat.S_IMODE(info.st_mode))}, not 0o700")
     if problems:
+        way_out = (f"Use this user's own folder, file://{default_pool_folder()}, or another "
+                   "folder this user creates (cacheprune creates a missing one with mode 0700)")
+        if info.st_uid == os.geteuid():
+            way_out += f", or, as its owner: chmod 700 {path}"
         raise PoolConfigError(
             f"pool folder {path!r} is refused: {'; '.join(problems)}. Another local user could "
-            f"read or plant pool entries. Use a folder this user creates (cacheprune creates "
-            f"a missing one with mode 0700), or, as its owner: chmod 700 {path}")
+            f"read or plant pool entries. {way_out}")
 
 
 def open_private_dir(path: str, *, parent_fd: int | None = None, name: str | None = None

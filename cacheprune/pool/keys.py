@@ -24,7 +24,10 @@ import struct
 
 import numpy as np
 import numpy.typing as npt
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from cacheprune.pool.errors import PoolConfigError
 from cacheprune.retriever.identity import SegmentHash
@@ -82,13 +85,16 @@ class PoolKey:
 class PoolKeys:
     """Every keyed function the backends use, derived once from a `PoolKey`."""
 
-    __slots__ = ("_name_key", "_tag_key", "_who_key", "_anchor_cipher", "hash_base")
+    __slots__ = ("_name_key", "_tag_key", "_who_key", "_anchor_cipher", "hash_base",
+                 "_rest_key", "_rest_ciphers")
 
     def __init__(self, key: PoolKey) -> None:
         self._name_key = key.derive("entry-name")
         self._tag_key = key.derive("entry-tag")
         self._who_key = key.derive("tenant-domain")
         self._anchor_cipher = Cipher(algorithms.AES(key.derive("anchor")[:16]), modes.ECB())
+        self._rest_key = key.derive("at-rest")
+        self._rest_ciphers: dict[str, AESGCM] = {}
         seed = int.from_bytes(key.derive("rolling-base")[:16], "little")
         self.hash_base = _BASE_FLOOR + seed % (MERSENNE_61 - 1 - _BASE_FLOOR)
 
@@ -99,6 +105,10 @@ class PoolKeys:
     def tenant_tag(self, tenant: str) -> str:
         """What entries and audit lines record instead of a tenant's name."""
         return self._mac(self._who_key, b"tenant", tenant.encode())[:32]
+
+    def counter_tag(self, label: str) -> str:
+        """Keyed name of a store counter (quota windows): unpredictable without the key."""
+        return self._mac(self._who_key, b"counter", label.encode())[:32]
 
     def domain_tag(self, domain: str) -> str:
         return self._mac(self._who_key, b"domain", domain.encode())[:32]
@@ -118,6 +128,17 @@ class PoolKeys:
         encryptor = self._anchor_cipher.encryptor()
         out = encryptor.update(blocks.tobytes()) + encryptor.finalize()
         return [out[i : i + 16] for i in range(0, len(out), 16)]
+
+    def at_rest(self, domain_tag: str) -> AESGCM:
+        """AES-256-GCM under the sharing domain's own key (HKDF-SHA256 from the pool key):
+        what encrypts the entries of that domain at rest."""
+        cipher = self._rest_ciphers.get(domain_tag)
+        if cipher is None:
+            derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
+                           info=b"cacheprune/at-rest/" + domain_tag.encode()
+                           ).derive(self._rest_key)
+            cipher = self._rest_ciphers.setdefault(domain_tag, AESGCM(derived))
+        return cipher
 
     def tag(self, *parts: bytes | memoryview) -> bytes:
         """HMAC-SHA256 over the parts (length-prefixed): an entry's authentication tag."""

@@ -16,7 +16,7 @@ from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, EntryState, PoolEntry, SegmentKV, validate_segment
 from cacheprune.pool.keys import PoolKey, PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
-from cacheprune.pool.quota import QuotaLedger
+from cacheprune.pool.quota import QuotaLedger, share_limits
 from cacheprune.pool.store import (
     Lease,
     LookupResult,
@@ -297,6 +297,12 @@ class MemoryPool(PoolStore):
             self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
                                reason=f"quota:{refused}", tenant=entry.tenant_tag)
             return False
+        for kind, tag, share in share_limits(config, entry.tenant_tag, entry.domain_tag):
+            if not self._make_room_in_share_locked(kind, tag, share, entry.num_bytes):
+                self.metrics.quota_refusals.labels(scope=f"share:{kind}").inc()
+                self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
+                                   reason=f"share:{kind}", tenant=entry.tenant_tag)
+                return False
         limit = config.backpressure_utilization * config.budget_bytes
         wait_until = time.monotonic() + config.backpressure_wait_s
         # Over the threshold only while something is pinned: with no lease, eviction can always
@@ -321,6 +327,21 @@ class MemoryPool(PoolStore):
         self._audit.record("publish", request_id=owner, segment_hash=entry.segment_hash,
                            num_tokens=entry.num_tokens, tenant=entry.tenant_tag)
         return True
+
+    def _make_room_in_share_locked(self, kind: str, tag: str, share: int, needed: int
+                                   ) -> bool:
+        """Evict this tenant's (domain's) own least recently used unleased entries until
+        `needed` more bytes fit in its share; False if they cannot."""
+        owned = [entry for entry in self._entries.values()
+                 if (entry.tenant_tag if kind == "tenant" else entry.domain_tag) == tag]
+        usage = sum(entry.num_bytes for entry in owned)
+        for entry in owned:  # least recently used first
+            if usage + needed <= share:
+                break
+            if entry.num_leases == 0:
+                self._remove_locked(entry, f"share:{kind}")
+                usage -= entry.num_bytes
+        return usage + needed <= share
 
     def _evict_locked(self, num_bytes: int) -> int:
         if num_bytes <= 0:

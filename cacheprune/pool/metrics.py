@@ -58,6 +58,20 @@ class PoolMetrics:
             "store_errors", "Operations the store could not carry out (server or disk down)",
             ("op",),
         )
+        self.breaker_refusals = counter(
+            "breaker_refusals", "Store calls not made because the circuit breaker was open",
+            ("op",),
+        )
+        self.breaker_openings = counter(
+            "breaker_openings", "Times a failing store was left alone for a cooldown"
+        )
+        self.slow_reads_skipped = counter(
+            "slow_reads_skipped", "Matches not leased: reading them would take longer than "
+            "computing their tokens (the measured read rate against recompute_tokens_per_s)"
+        )
+        self.refused_records = counter(
+            "refused_anchor_records", "Anchor records refused (bounds, sizes) or garbled anchors"
+        )
         self.dangling_anchors = counter(
             "dangling_anchors", "Index hits whose entry was gone (evicted by the server); cleaned"
         )

@@ -1,7 +1,14 @@
-"""Publish quotas: at most N bytes per tenant (and per sharing domain) per time window.
+"""Publish quotas, two kinds, per tenant and per sharing domain:
 
-A fixed window (`quota_window_s`) keeps the rule the same on every backend: an in-process
-ledger here, counter files under the folder's lock, INCRBY with an expiry on Valkey.
+- a rate: at most N bytes published per time window (`*_quota_bytes` per `quota_window_s`);
+  a fixed window keeps the rule the same on every backend: an in-process ledger here, counter
+  files under the folder's lock, INCRBY with an expiry on Valkey;
+- a share: at most a fraction of the budget held at once (`tenant_share`, `domain_share`).
+  A publish over its share evicts the same tenant's (domain's) own oldest entries first, so a
+  tenant that publishes without pause displaces itself, never the others.
+
+NOTE: counters on a shared store are named by a keyed hash of (kind, tag, window): whoever can
+write the store cannot compute the name of a future window's counter to pre-set it.
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cacheprune.pool.config import PoolConfig
+from cacheprune.pool.keys import PoolKeys
 
 
 def window_index(now: float, window_s: float) -> int:
@@ -23,6 +31,24 @@ def quota_limits(config: PoolConfig, tenant_tag: str, domain_tag: str
         limits.append(("tenant", tenant_tag, config.tenant_quota_bytes))
     if config.domain_quota_bytes is not None:
         limits.append(("domain", domain_tag, config.domain_quota_bytes))
+    return limits
+
+
+def quota_counter_name(keys: PoolKeys, kind: str, tag: str, now: float, config: PoolConfig
+                       ) -> str:
+    """`<kind>.<keyed hash of (kind, tag, window)>`: the name of this window's counter."""
+    window = window_index(now, config.quota_window_s)
+    return f"{kind}.{keys.counter_tag(f'{kind}/{tag}/{window}')}"
+
+
+def share_limits(config: PoolConfig, tenant_tag: str, domain_tag: str
+                 ) -> list[tuple[str, str, int]]:
+    """(kind, tag, bytes) of every share that applies to a publish."""
+    limits = []
+    if config.tenant_share is not None:
+        limits.append(("tenant", tenant_tag, int(config.tenant_share * config.budget_bytes)))
+    if config.domain_share is not None:
+        limits.append(("domain", domain_tag, int(config.domain_share * config.budget_bytes)))
     return limits
 
 

@@ -5,33 +5,49 @@ keeps the pool's semantics, so both backends find, verify, lease and publish ali
 `memory://`, since matching is `cacheprune.retriever.find_matches` over the candidate entries.
 
 Index: for each anchor window of an entry (the retriever's offsets), an anchor record under the
-keyed id of (scope, window hash): `entry name (32 bytes) | offset | head length`. A lookup
-computes every window hash of the prompt's non-private runs, asks the medium for the records of
-their ids in one batch, reads and authenticates the heads of the entries named, and matches on
-those. A record whose entry is gone (evicted, expired, invalidated) is a counted miss and is
-removed.
+keyed id of (scope, window hash) (anchor_records.py). A lookup computes every window hash of the
+prompt's non-private runs, asks the medium for the records of their ids in one batch, reads and
+authenticates the heads of the entries named, drops those a tombstone voids (tombstones.py),
+and matches on the rest. Records whose entry is gone are counted and removed.
 
-NOTE: every medium failure (`MediumError`) inside a request is counted in `store_errors{op}`
-and turns into "no sharing" for that step; requests never see it.
+NOTE: every medium failure (`MediumError`, `OSError`) inside a request is counted in
+`store_errors{op}`, audited (`fault`) and turns into "no sharing" for that step; requests never
+see it. A failure opens the circuit breaker (breaker.py): for `breaker_cooldown_s` no call
+goes to the store (`breaker_refusals{op}`), then one probe call decides.
 """
 
 from __future__ import annotations
 
-import abc
-import struct
 import threading
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TypeVar
 
 import numpy as np
 
+from cacheprune.pool.anchor_records import (
+    MAX_CANDIDATES_PER_LOOKUP,
+    pack_record,
+    unpack_records,
+)
 from cacheprune.pool.audit import AuditLog
-from cacheprune.pool.codec import EntryHead, EntryRejected, decode_head, decode_part, encode_entry
+from cacheprune.pool.breaker import CircuitBreaker
+from cacheprune.pool.codec import (
+    EntryHead,
+    EntryRejected,
+    decode_head,
+    decode_part,
+    encode_entry,
+    entry_length,
+)
 from cacheprune.pool.config import PoolConfig
-from cacheprune.pool.entry import EntryInfo, SegmentKV, validate_segment
-from cacheprune.pool.errors import PoolError
+from cacheprune.pool.entry import SegmentKV, validate_segment
 from cacheprune.pool.keys import PoolKey, PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
-from cacheprune.pool.quota import quota_limits, window_index
+from cacheprune.pool.quota import quota_counter_name, quota_limits, share_limits
+from cacheprune.pool.shared_admin import SharedAdmin
+from cacheprune.pool.shared_medium import MediumError
 from cacheprune.pool.store import (
     Lease,
     LookupResult,
@@ -40,32 +56,20 @@ from cacheprune.pool.store import (
     SegmentData,
     StagedSegment,
 )
+from cacheprune.pool.tombstones import TombstoneMemory
 from cacheprune.retriever.identity import SegmentHash
 from cacheprune.retriever.index import IndexedSegment, PrefixIndex, anchor_offsets
 from cacheprune.retriever.matching import Match, find_matches
 from cacheprune.retriever.rolling import window_hashes
 from cacheprune.tokens import MaskArray, TokenArray
 
-RECORD = struct.Struct("<32sII")  # entry name (raw SHA-256), anchor offset, head length
+Result = TypeVar("Result")
+# Compared by identity: never a stored value.
+_UNAVAILABLE: bytes | None = b"<the store did not answer>"
+_STORE_ERROR: str | None = "store_error"
 
 
-class MediumError(PoolError):
-    """The medium (server, disk) failed; the operation is skipped and counted."""
-
-
-def pack_record(name: SegmentHash, offset: int, head_len: int) -> bytes:
-    return RECORD.pack(bytes.fromhex(name), offset, head_len)
-
-
-def unpack_records(blob: bytes) -> list[tuple[SegmentHash, int, int]]:
-    """Records of one anchor; a blob that is not a whole number of records is ignored."""
-    if len(blob) % RECORD.size:
-        return []
-    return [(SegmentHash(raw.hex()), offset, head_len)
-            for raw, offset, head_len in RECORD.iter_unpack(blob)]
-
-
-class SharedPool(PoolStore):
+class SharedPool(SharedAdmin, PoolStore):
     """Base of the backends shared between processes; see the module docstring."""
 
     def __init__(self, url: str, config: PoolConfig, key: PoolKey,
@@ -76,59 +80,35 @@ class SharedPool(PoolStore):
         self.keys = PoolKeys(key)
         self.metrics = PoolMetrics()
         self.metrics.budget_bytes.set(config.budget_bytes)
+        self.breaker = CircuitBreaker(config.breaker_cooldown_s, time.monotonic)
+        self.tombstones = TombstoneMemory()
         self._lock = threading.Lock()
         self._leases: dict[tuple[str, SegmentHash], int] = {}
         self._leased_bytes = 0
+        self._read_bytes_per_s: float | None = None
         self._audit = AuditLog(config.audit_log_path, self.metrics.audit_failures)
 
     @property
     def audit(self) -> AuditLog:
         return self._audit
 
-    # ---- the medium ----------------------------------------------------------------------
-
-    @abc.abstractmethod
-    def _get_anchors(self, anchor_ids: list[bytes]) -> dict[bytes, bytes]:
-        """Record blobs of the ids that exist (one batch)."""
-
-    @abc.abstractmethod
-    def _remove_record(self, anchor_id: bytes, record: bytes) -> None: ...
-
-    @abc.abstractmethod
-    def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
-        """The first `head_len` bytes of each named entry (None: no such entry)."""
-
-    @abc.abstractmethod
-    def _get_entry(self, lease: Lease) -> bytes | None: ...
-
-    @abc.abstractmethod
-    def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
-        """Lease each entry in the medium, in one batch where the medium has round trips
-        (False: it is gone)."""
-
-    @abc.abstractmethod
-    def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None: ...
-
-    @abc.abstractmethod
-    def _put_staged(self, staging_id: str, value: bytes) -> None: ...
-
-    @abc.abstractmethod
-    def _take_staged(self, staging_id: str) -> bytes | None: ...
-
-    @abc.abstractmethod
-    def _insert(self, name: SegmentHash, num_tokens: int, value: bytes,
-                anchors: list[tuple[bytes, bytes]], charges: list[tuple[str, int]],
-                owner: str) -> str | None:
-        """Write the entry if absent (atomically: all its bytes or nothing), charge the quota
-        counters (key, limit), append its anchor records. Returns None when published, else
-        the reason it was not: "duplicate", "quota:<kind>", "budget"."""
-
-    @abc.abstractmethod
-    def _entry_heads(self, enforce_ttl: bool = True) -> Iterable[EntryHead]:
-        """Authenticated heads of every entry (unreadable ones are skipped)."""
-
-    @abc.abstractmethod
-    def _delete(self, name: SegmentHash) -> bool: ...
+    def _guarded(self, op: str, call: Callable[[], Result], default: Result) -> Result:
+        """`call()` unless the breaker is open; a medium failure is counted, audited, opens
+        the breaker and returns `default`."""
+        if not self.breaker.allow():
+            self.metrics.breaker_refusals.labels(op=op).inc()
+            return default
+        try:
+            result = call()
+        except (MediumError, OSError) as error:
+            self.metrics.store_errors.labels(op=op).inc()
+            cause = error.__cause__ if error.__cause__ is not None else error
+            self._audit.record("fault", reason=f"{op}:{type(cause).__name__}")
+            if self.breaker.failed():
+                self.metrics.breaker_openings.inc()
+            return default
+        self.breaker.succeeded()
+        return result
 
     # ---- requests ------------------------------------------------------------------------
 
@@ -146,11 +126,8 @@ class SharedPool(PoolStore):
             return LookupResult()
         hashes, is_valid = window_hashes(token_ids, private_mask, window, self.keys.hash_base)
         unique = np.unique(hashes[is_valid])
-        try:
-            heads = self._candidate_heads(scope, scope_tag, unique)
-        except MediumError:
-            self.metrics.store_errors.labels(op="lookup").inc()
-            heads = []
+        heads: list[EntryHead] = self._guarded(
+            "lookup", lambda: self._candidate_heads(scope, scope_tag, unique), [])
         index = PrefixIndex(window, self.keys.hash_base, config.anchor_stride)
         for head in heads:
             index.add(IndexedSegment(head.name, head.token_ids, identity_digest, domain_tag))
@@ -159,9 +136,11 @@ class SharedPool(PoolStore):
         tenant_tag = self.keys.tenant_tag(scope.tenant)
         matches, leases = [], []
         by_name = {head.name: head for head in heads}
-        matched_heads = [by_name[match.entry_hash] for match in result.matches]
-        for match, head, pinned in zip(result.matches, matched_heads,
-                                       self._lease_all(owner, matched_heads), strict=True):
+        chosen = [(match, by_name[match.entry_hash]) for match in result.matches
+                  if not self._slower_than_computing(match, by_name[match.entry_hash])]
+        matched_heads = [head for _, head in chosen]
+        for (match, head), pinned in zip(chosen, self._lease_all(owner, matched_heads),
+                                         strict=True):
             if not pinned:
                 continue
             matches.append(match)
@@ -175,47 +154,76 @@ class SharedPool(PoolStore):
         self.metrics.verification_failures.inc(result.num_verification_failures)
         return LookupResult(matches, leases)
 
+    def _slower_than_computing(self, match: Match, head: EntryHead) -> bool:
+        """Would reading the entry take longer than computing the match's tokens? Counted in
+        `slow_reads_skipped`; never before a read rate was measured."""
+        compute_rate = self.config.recompute_tokens_per_s
+        read_rate = self._read_bytes_per_s
+        if compute_rate is None or read_rate is None:
+            return False
+        size = entry_length(self.config, head.head_len, head.num_tokens)
+        if size / read_rate <= match.length / compute_rate:
+            return False
+        self.metrics.slow_reads_skipped.inc()
+        return True
+
     def _candidate_heads(self, scope: Scope, scope_tag: str, hashes: np.ndarray
                          ) -> list[EntryHead]:
+        """Authenticated, unvoided heads of the entries the anchors of `hashes` name; cleans
+        what it finds broken (one rewrite per anchor)."""
         if hashes.size == 0:
             return []
-        anchor_ids = self.keys.anchor_ids(scope_tag, hashes)
+        found, garbled = self._get_anchors(self.keys.anchor_ids(scope_tag, hashes))
         wanted: dict[SegmentHash, int] = {}
-        records_of: dict[SegmentHash, list[tuple[bytes, bytes]]] = {}
-        for anchor_id, records in self._get_anchors(anchor_ids).items():
-            for name, offset, head_len in unpack_records(records):
-                wanted[name] = head_len
+        records_of: dict[SegmentHash, list[tuple[bytes, bytes, int]]] = {}
+        dropped: dict[bytes, set[bytes]] = {}
+        for anchor_id, anchor_blob in found.items():
+            usable, refused = unpack_records(anchor_blob, self.config)
+            if refused:
+                dropped.setdefault(anchor_id, set()).update(refused)
+            for name, offset, head_len in usable:
+                if name not in wanted and len(wanted) >= MAX_CANDIDATES_PER_LOOKUP:
+                    continue
+                # The longest: a stale record (an entry published again under its name, with
+                # a head of another length) must not hide the entry; the others are dropped.
+                wanted[name] = max(head_len, wanted.get(name, head_len))
                 records_of.setdefault(name, []).append(
-                    (anchor_id, pack_record(name, offset, head_len)))
+                    (anchor_id, pack_record(name, offset, head_len), head_len))
         names = list(wanted)
         blobs = self._get_heads([(name, wanted[name]) for name in names])
         heads, now = [], self.clock()
         for name, blob in zip(names, blobs, strict=True):
             if blob is None:  # the server evicted it, or it expired: clean the index
                 self.metrics.dangling_anchors.inc()
-                for anchor_id, record in records_of[name]:
-                    self._remove_record(anchor_id, record)
+                for anchor_id, record, _ in records_of[name]:
+                    dropped.setdefault(anchor_id, set()).add(record)
                 continue
             try:
                 head = decode_head(self.keys, name, blob, self.config, now)
             except EntryRejected as rejected:
                 self._miss(None, name, rejected.reason)
                 continue
-            if head.identity != scope.identity or head.scope_tag != scope_tag:
+            for anchor_id, record, head_len in records_of[name]:
+                if head_len != head.head_len:  # not what the entry's own head says
+                    dropped.setdefault(anchor_id, set()).add(record)
+            if (head.identity != scope.identity or head.scope_tag != scope_tag
+                    or head.stored_dtype != self.config.kv_storage_dtype):
                 self.metrics.metadata_mismatches.inc()
                 continue
             heads.append(head)
+        heads = self._unvoided(heads)
+        num_refused = sum(len(records) for records in dropped.values()) + len(garbled)
+        if num_refused:
+            self.metrics.refused_records.inc(num_refused)
+            self._rewrite_anchors(dropped, garbled)
         return heads
 
     def _lease_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
         """Lease each head (one batch in the medium); False where it is gone or failed."""
         if not heads:
             return []
-        try:
-            pinned = self._pin_all(owner, heads)
-        except MediumError:
-            self.metrics.store_errors.labels(op="lease").inc()
-            return [False] * len(heads)
+        pinned = self._guarded("lease", lambda: self._pin_all(owner, heads),
+                               [False] * len(heads))
         with self._lock:
             for head, ok in zip(heads, pinned, strict=True):
                 if ok:
@@ -226,25 +234,38 @@ class SharedPool(PoolStore):
         return pinned
 
     def read(self, lease: Lease, match: Match) -> SegmentKV | None:
-        try:
-            data = self._get_entry(lease)
-        except MediumError:
-            self.metrics.store_errors.labels(op="read").inc()
-            return None
+        # NOTE: the size comes from the head the lookup authenticated: a value padded beyond
+        # it is refused after reading one byte more than the entry, never read whole.
+        size = entry_length(self.config, lease.locator, lease.num_tokens)
+        started = time.perf_counter()
+        data: bytes | None = self._guarded("read", partial(self._get_entry, lease, size),
+                                           _UNAVAILABLE)
+        self._measure_read(size, time.perf_counter() - started)
+        if data is _UNAVAILABLE:
+            return None  # counted as a store error
         if data is None:
             self._miss(lease.owner, lease.entry, "gone")
             return None
+        if len(data) != size:
+            self._miss(lease.owner, lease.entry, "size")
+            return None
         try:
-            _, part = decode_part(self.keys, lease.entry, data, self.config, self.clock(),
-                                  match.entry_start, match.entry_start + match.length)
+            head, part = decode_part(self.keys, lease.entry, data, self.config, self.clock(),
+                                     match.entry_start, match.entry_start + match.length)
         except EntryRejected as rejected:
             self._miss(lease.owner, lease.entry, rejected.reason)
             return None
+        if self._is_voided(head):
+            self._miss(lease.owner, lease.entry, "replayed")
+            return None
         return part
 
-    def _miss(self, owner: str | None, name: SegmentHash, reason: str) -> None:
-        self.metrics.read_misses.labels(reason=reason).inc()
-        self._audit.record("miss", request_id=owner, segment_hash=name, reason=reason)
+    def _measure_read(self, num_bytes: int, seconds: float) -> None:
+        """Keep a moving average of the store's read rate (bytes/s) for the cost model."""
+        rate = num_bytes / max(seconds, 1e-6)
+        with self._lock:
+            previous = self._read_bytes_per_s
+            self._read_bytes_per_s = rate if previous is None else 0.7 * previous + 0.3 * rate
 
     def release(self, leases: Sequence[Lease]) -> None:
         for lease in leases:
@@ -259,42 +280,37 @@ class SharedPool(PoolStore):
                     self._leases[key] = held - 1
                 self._leased_bytes -= self._entry_bytes(lease.num_tokens)
                 self._update_lease_gauges_locked()
-            if held > 1:
-                continue  # the owner still holds it through another match
-            try:
-                self._unpin(lease.owner, lease.entry, lease.num_tokens)
-            except MediumError:
-                self.metrics.store_errors.labels(op="release").inc()
+            if held == 1:  # the owner's last hold on it
+                self._guarded("release", partial(self._unpin, lease.owner, lease.entry,
+                                                 lease.num_tokens), None)
 
     def stage(self, scope: Scope, staging_id: str, segment: SegmentData) -> StagedSegment:
         valid = validate_segment(self.config, segment)
         scope_tag = self.keys.scope_tag(scope.identity.digest(), scope.domain)
         name = self.keys.entry_name(scope_tag, valid.token_ids)
+        if self.breaker.is_cooling_down:  # not stored anyway: spare the encoding
+            self.metrics.breaker_refusals.labels(op="stage").inc()
+            return StagedSegment(staging_id, name, valid.num_tokens)
         value, _ = encode_entry(self.keys, name, scope.identity, scope_tag,
                                 self.keys.tenant_tag(scope.tenant),
-                                self.keys.domain_tag(scope.domain), self.clock(), valid)
-        try:
-            self._put_staged(staging_id, value)
-        except MediumError:
-            self.metrics.store_errors.labels(op="stage").inc()
+                                self.keys.domain_tag(scope.domain), self.clock(), valid,
+                                self.config.kv_storage_dtype)
+        self._guarded("stage", lambda: self._put_staged(staging_id, value), None)
         return StagedSegment(staging_id, name, valid.num_tokens)
 
     def publish(self, scope: Scope, owner: str, staged: Sequence[StagedSegment]
                 ) -> list[SegmentHash]:
-        published = []
+        published: list[SegmentHash] = []
         for handle in staged:
-            try:
-                reason = self._publish_one(owner, handle)
-            except MediumError:
-                self.metrics.store_errors.labels(op="publish").inc()
-                reason = "store_error"
+            reason: str | None = self._guarded("publish", partial(self._publish_one, owner,
+                                                                  handle), _STORE_ERROR)
             if reason is None:
                 published.append(handle.entry)
                 continue
             if reason == "duplicate":
                 self.metrics.duplicates.inc()
-            elif reason.startswith("quota:"):
-                self.metrics.quota_refusals.labels(scope=reason[6:]).inc()
+            elif reason.startswith(("quota:", "share:")):  # scope: "tenant", "share:tenant"...
+                self.metrics.quota_refusals.labels(scope=reason.removeprefix("quota:")).inc()
             elif reason == "budget":
                 self.metrics.backpressure_skips.inc()
             else:
@@ -311,11 +327,12 @@ class SharedPool(PoolStore):
             head = decode_head(self.keys, handle.entry, value, self.config, self.clock())
         except EntryRejected as rejected:
             return f"staged_{rejected.reason}"
-        charges = [(f"{kind}.{tag}.{window_index(self.clock(), self.config.quota_window_s)}",
-                    limit) for kind, tag, limit in
+        now = self.clock()
+        charges = [(quota_counter_name(self.keys, kind, tag, now, self.config), limit)
+                   for kind, tag, limit in
                    quota_limits(self.config, head.tenant_tag, head.domain_tag)]
-        reason = self._insert(head.name, head.num_tokens, value,
-                              self._anchor_records(head), charges, owner)
+        shares = share_limits(self.config, head.tenant_tag, head.domain_tag)
+        reason = self._insert(head, value, self._anchor_records(head), charges, shares)
         if reason is None:
             self.metrics.published.inc()
             self._audit.record("publish", request_id=owner, segment_hash=head.name,
@@ -338,55 +355,7 @@ class SharedPool(PoolStore):
             self.metrics.rejected.labels(reason=reason).inc()
             self._audit.record("reject", request_id=owner, segment_hash=handle.entry,
                                reason=reason)
-            try:
-                self._take_staged(handle.staging_id)
-            except MediumError:
-                self.metrics.store_errors.labels(op="discard").inc()
-
-    # ---- administration ------------------------------------------------------------------
-
-    def invalidate(self, entry: SegmentHash) -> bool:
-        removed = self._delete(entry)
-        if not removed:
-            self.metrics.invalidation_failures.inc()
-        else:
-            self.metrics.evictions.labels(reason="invalidated").inc()
-        self._audit.record("invalidate", segment_hash=entry,
-                           reason="invalidated" if removed else "unknown")
-        return removed
-
-    def invalidate_where(self, predicate: Callable[[EntryInfo], bool]) -> int:
-        try:
-            victims = [head.name for head in self._entry_heads() if predicate(_info(head))]
-        except MediumError:
-            self.metrics.invalidation_failures.inc()
-            raise
-        except Exception:
-            self.metrics.invalidation_failures.inc()
-            self._audit.record("invalidate", reason="predicate_failed")
-            raise
-        return sum(self.invalidate(name) for name in victims)
-
-    def erase_tenant(self, tenant: str) -> int:
-        tag = self.keys.tenant_tag(tenant)
-        victims = [head for head in self._entry_heads() if head.tenant_tag == tag]
-        erased = 0
-        for head in victims:
-            if self._delete(head.name):
-                erased += 1
-                self.metrics.evictions.labels(reason="erased").inc()
-                self._audit.record("invalidate", segment_hash=head.name, reason="erased",
-                                   tenant=tag)
-        self._audit.record("erase", tenant=tag, num_tokens=sum(h.num_tokens for h in victims))
-        return erased
-
-    # ---- inspection ----------------------------------------------------------------------
-
-    def entry_infos(self) -> list[EntryInfo]:
-        return [_info(head) for head in self._entry_heads()]
-
-    def stored_token_ids(self) -> list[TokenArray]:
-        return [head.token_ids.copy() for head in self._entry_heads()]
+            self._guarded("discard", partial(self._take_staged, handle.staging_id), None)
 
     @property
     def num_leases(self) -> int:
@@ -398,14 +367,13 @@ class SharedPool(PoolStore):
         with self._lock:
             return self._leased_bytes
 
+    def _leased_names(self) -> set[SegmentHash]:
+        with self._lock:
+            return {name for _, name in self._leases}
+
     def _entry_bytes(self, num_tokens: int) -> int:
         return num_tokens * self.config.kv_shape.entry_bytes_per_token
 
     def _update_lease_gauges_locked(self) -> None:
         self.metrics.leases_outstanding.set(sum(self._leases.values()))
         self.metrics.leased_bytes.set(self._leased_bytes)
-
-
-def _info(head: EntryHead) -> EntryInfo:
-    return EntryInfo(head.name, head.identity.model_id, head.identity.policy_version,
-                     head.num_tokens, head.created_at, head.tenant_tag, head.domain_tag)

@@ -3,9 +3,15 @@ shared by every process and machine that opens it with the same pool key.
 
 Keys (every name is keyed by the pool key; nothing on the server can be computed from a prompt):
     cp:e:<entry name>     the entry: head + KV + tag in ONE value, written with SET NX PX ttl
-    cp:a:<anchor id>      anchor records (APPEND of 40-byte records), no expiry
+    cp:a:<anchor id>      anchor records (APPEND of 40-byte records, trimmed), no expiry
     cp:s:<staging id>     a staged entry waiting for publish (expires after STAGING_TTL_S)
-    cp:q:<kind.tag.win>   publish quota counters (INCRBY, expiring with their window)
+    cp:q:<kind.counter>   publish rate counters (INCRBY, keyed names, expiring with the window)
+    cp:o:<kind.tag>       a tenant's (domain's) entries, for its share (sorted set by time)
+    cp:t:<subject>        tombstones of erasure and invalidation (tombstones.py)
+
+Every call waits at most `store_timeout_s` for the server (connect and each reply), with no
+retry: a stalled or dead server costs one timeout, then the circuit breaker (breaker.py) stops
+calling it until a probe succeeds. A key of the wrong type or size is a miss, never a fault.
 
 The server owns memory: set `maxmemory` and `maxmemory-policy volatile-lru` (docs/pool.md).
 Entries carry the pool's TTL and anchors none, so the server evicts (and expires) entries only.
@@ -21,11 +27,21 @@ entry can still disappear — the read is then a miss and the caller computes th
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
+from cacheprune.pool.anchor_records import (
+    MAX_ANCHOR_BYTES,
+    MAX_RECORDS_PER_ANCHOR,
+    RECORD,
+    pack_record,
+    unpack_records,
+)
 from cacheprune.pool.codec import (
     HEAD_PROBE_BYTES,
     EntryHead,
@@ -36,37 +52,18 @@ from cacheprune.pool.codec import (
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.factory import PoolURL
 from cacheprune.pool.keys import PoolKey
-from cacheprune.pool.shared import MediumError, SharedPool, pack_record, unpack_records
+from cacheprune.pool.shared import SharedPool
+from cacheprune.pool.shared_medium import Garbled, MediumError
 from cacheprune.pool.store import Lease
+from cacheprune.pool.valkey_scripts import PROBE_ANCHORS, REWRITE_ANCHOR
 from cacheprune.retriever.identity import SegmentHash
 
 logger = logging.getLogger(__name__)
 PREFIX = b"cp:"
 STAGING_TTL_S = 600
-
-# One round trip for every window of a prompt: ARGV[1] is the concatenated 16-byte ids.
-_PROBE = """
-local ids, prefix, out = ARGV[1], ARGV[2], {}
-for i = 0, #ids / 16 - 1 do
-  local value = redis.call('GET', prefix .. string.sub(ids, i * 16 + 1, i * 16 + 16))
-  if value then out[#out + 1] = i; out[#out + 1] = value end
-end
-return out
-"""
-# Remove every copy of one record from an anchor, keeping the others and the key's TTL.
-_REMOVE_RECORD = """
-local value = redis.call('GET', KEYS[1])
-if not value then return 0 end
-local size, kept = string.len(ARGV[1]), {}
-for i = 1, #value, size do
-  local record = string.sub(value, i, i + size - 1)
-  if record ~= ARGV[1] then kept[#kept + 1] = record end
-end
-if #kept == 0 then redis.call('DEL', KEYS[1])
-else redis.call('SET', KEYS[1], table.concat(kept), 'KEEPTTL') end
-return 1
-"""
-
+_ENTRY_KEY = re.compile(rb"^cp:e:([0-9a-f]{64})$")
+_OWNED = re.compile(r"^([0-9a-f]{64}):([0-9]{1,9})$")
+_NOT_A_HEAD = b"\x00"  # what a key of another type reads as: decode refuses it
 
 class ValkeyPool(SharedPool):
     """One process's handle on a pool kept in a Valkey/Redis database."""
@@ -74,14 +71,16 @@ class ValkeyPool(SharedPool):
     def __init__(self, url: PoolURL, config: PoolConfig, *, key: PoolKey,
                  clock: Callable[[], float]) -> None:
         super().__init__(url.redacted, config, key, clock)
-        common = dict(db=url.db, password=url.password, socket_timeout=30.0,
-                      socket_connect_timeout=2.0, health_check_interval=0)
+        # NOTE: no retry: redis-py's default retries multiply a dead server's timeout.
+        common = dict(db=url.db, password=url.password, socket_timeout=config.store_timeout_s,
+                      socket_connect_timeout=config.store_timeout_s, health_check_interval=0,
+                      retry=Retry(NoBackoff(), 0))
         if url.scheme == "unix":
             self._client = redis.Redis(unix_socket_path=url.path, **common)  # type: ignore[arg-type]
         else:
             self._client = redis.Redis(host=url.host, port=url.port, **common)  # type: ignore[arg-type]
-        self._probe = self._client.register_script(_PROBE)
-        self._remove = self._client.register_script(_REMOVE_RECORD)
+        self._probe = self._client.register_script(PROBE_ANCHORS)
+        self._rewrite = self._client.register_script(REWRITE_ANCHOR)
         self._ttl_ms = None if config.ttl_s is None else max(1, int(config.ttl_s * 1000))
 
     @contextmanager
@@ -99,17 +98,27 @@ class ValkeyPool(SharedPool):
 
     # ---- the medium ----------------------------------------------------------------------
 
-    def _get_anchors(self, anchor_ids: list[bytes]) -> dict[bytes, bytes]:
+    def _get_anchors(self, anchor_ids: list[bytes]) -> tuple[dict[bytes, bytes], Garbled]:
         with self._server():
-            found = self._probe(args=[b"".join(anchor_ids), PREFIX + b"a:"])
-        return {anchor_ids[int(found[i])]: found[i + 1] for i in range(0, len(found), 2)}
+            found = self._probe(args=[b"".join(anchor_ids), PREFIX + b"a:", MAX_ANCHOR_BYTES])
+        anchors, garbled = {}, []
+        for i in range(0, len(found), 3):
+            anchor_id, size = anchor_ids[int(found[i])], int(found[i + 1])
+            if size < 0 or size % RECORD.size:
+                garbled.append(anchor_id)
+            else:
+                anchors[anchor_id] = found[i + 2]
+        return anchors, garbled
 
-    def _remove_record(self, anchor_id: bytes, record: bytes) -> None:
-        try:
-            with self._server():
-                self._remove(keys=[PREFIX + b"a:" + anchor_id], args=[record])
-        except MediumError:
-            self.metrics.store_errors.labels(op="clean").inc()
+    def _rewrite_anchors(self, dropped: dict[bytes, set[bytes]], garbled: Garbled) -> None:
+        with self._server() as client:
+            pipe = client.pipeline(transaction=False)
+            for anchor_id, records in dropped.items():
+                self._rewrite(keys=[PREFIX + b"a:" + anchor_id], client=pipe,
+                              args=[b"".join(records), RECORD.size, MAX_RECORDS_PER_ANCHOR])
+            for anchor_id in garbled:
+                pipe.delete(PREFIX + b"a:" + anchor_id)
+            pipe.execute()
 
     def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
         if not wanted:
@@ -118,14 +127,32 @@ class ValkeyPool(SharedPool):
             pipe = client.pipeline(transaction=False)
             for name, head_len in wanted:
                 pipe.getrange(self._entry_key(name), 0, head_len - 1)
-            blobs = pipe.execute()
+            blobs = pipe.execute(raise_on_error=False)
         # GETRANGE of a missing key is an empty string.
-        return [blob if blob else None for blob in blobs]
+        return [_NOT_A_HEAD if isinstance(blob, Exception) else blob or None
+                for blob in blobs]
 
-    def _get_entry(self, lease: Lease) -> bytes | None:
+    def _get_entry(self, lease: Lease, size: int) -> bytes | None:
         with self._server() as client:
-            value = client.get(self._entry_key(lease.entry))
-        return value if isinstance(value, bytes) else None
+            try:
+                value = client.getrange(self._entry_key(lease.entry), 0, size)
+            except redis.ResponseError:  # a key of another type: a miss
+                return _NOT_A_HEAD
+        return value if isinstance(value, bytes) and value else None
+
+    def _get_tombstones(self, subjects: list[str]) -> dict[str, bytes]:
+        if not subjects:
+            return {}
+        with self._server() as client:
+            values = client.mget([PREFIX + b"t:" + subject.encode() for subject in subjects])
+        return {subject: value for subject, value in zip(subjects, values, strict=True)
+                if isinstance(value, bytes)}
+
+    def _put_tombstone(self, subject: str, value: bytes) -> None:
+        ttl = self._tombstone_ttl_s
+        with self._server() as client:
+            client.set(PREFIX + b"t:" + subject.encode(), value,
+                       px=None if ttl is None else int(ttl * 1000))
 
     def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
         with self._server() as client:
@@ -143,25 +170,86 @@ class ValkeyPool(SharedPool):
 
     def _take_staged(self, staging_id: str) -> bytes | None:
         with self._server() as client:
-            value = client.getdel(PREFIX + b"s:" + staging_id.encode())
+            try:
+                value = client.getdel(PREFIX + b"s:" + staging_id.encode())
+            except redis.ResponseError:
+                return None
         return value if isinstance(value, bytes) else None
 
-    def _insert(self, name: SegmentHash, num_tokens: int, value: bytes,
-                anchors: list[tuple[bytes, bytes]], charges: list[tuple[str, int]],
-                owner: str) -> str | None:
+    def _insert(self, head: EntryHead, value: bytes, anchors: list[tuple[bytes, bytes]],
+                charges: list[tuple[str, int]], shares: list[tuple[str, str, int]]
+                ) -> str | None:
+        key = self._entry_key(head.name)
+        needed = self._entry_bytes(head.num_tokens)
         with self._server() as client:
-            if client.exists(self._entry_key(name)):
+            if client.exists(key):
                 return "duplicate"
-            refused = self._charge(client, charges, self._entry_bytes(num_tokens))
+            for kind, tag, limit in shares:
+                if not self._make_room_in_share(client, kind, tag, limit, needed):
+                    return f"share:{kind}"
+            refused = self._charge(client, charges, needed)
             if refused is not None:
                 return refused
-            if not client.set(self._entry_key(name), value, nx=True, px=self._ttl_ms):
+            if not client.set(key, value, nx=True, px=self._ttl_ms):
                 return "duplicate"
             pipe = client.pipeline(transaction=False)
             for anchor_id, record in anchors:
                 pipe.append(PREFIX + b"a:" + anchor_id, record)
-            pipe.execute()
+            for kind, tag, _ in shares:
+                pipe.zadd(self._owned_key(kind, tag),
+                          {f"{head.name}:{head.num_tokens}": head.created_at})
+            lengths = pipe.execute(raise_on_error=False)[: len(anchors)]
+            # Trim anchors grown past twice their bound (rarely: many entries share a window).
+            appended = list(zip((anchor_id for anchor_id, _ in anchors), lengths,
+                                strict=True))
+            long: dict[bytes, set[bytes]] = {
+                anchor_id: set() for anchor_id, length in appended
+                if isinstance(length, int) and length > 2 * MAX_ANCHOR_BYTES}
+            garbled = [anchor_id for anchor_id, length in appended
+                       if isinstance(length, Exception)]
+        if long or garbled:
+            self._rewrite_anchors(long, garbled)
         return None
+
+    @staticmethod
+    def _owned_key(kind: str, tag: str) -> bytes:
+        return PREFIX + b"o:" + f"{kind}.{tag}".encode()
+
+    def _make_room_in_share(self, client: redis.Redis, kind: str, tag: str, limit: int,
+                            needed: int) -> bool:
+        """Evict this tenant's (domain's) own oldest unleased entries until `needed` more
+        bytes fit in its share; False if they cannot. Members are `<name>:<num tokens>`."""
+        owned = self._owned_key(kind, tag)
+        try:
+            members = [m.decode("ascii", "replace") if isinstance(m, bytes) else ""
+                       for m in client.zrange(owned, 0, -1)]
+        except redis.ResponseError:  # not ours: start the set again
+            client.delete(owned)
+            members = []
+        parsed = [(member, SegmentHash(found.group(1)), int(found.group(2)))
+                  for member in members if (found := _OWNED.match(member))]
+        pipe = client.pipeline(transaction=False)
+        for _, name, _ in parsed:
+            pipe.exists(self._entry_key(name))
+        alive = [reply is True or reply == 1 for reply in pipe.execute(raise_on_error=False)]
+        gone = [member for (member, _, _), live in zip(parsed, alive, strict=True) if not live]
+        if gone:
+            client.zrem(owned, *gone)
+        held = [(member, name, self._entry_bytes(num_tokens))
+                for (member, name, num_tokens), live in zip(parsed, alive, strict=True) if live]
+        usage = sum(num_bytes for _, _, num_bytes in held)
+        leased = self._leased_names()
+        for member, name, num_bytes in held:
+            if usage + needed <= limit:
+                break
+            if name in leased:
+                continue
+            if client.delete(self._entry_key(name)):
+                usage -= num_bytes
+                self.metrics.evictions.labels(reason=f"share:{kind}").inc()
+                self._audit.record("evict", segment_hash=name, reason=f"share:{kind}")
+            client.zrem(owned, member)
+        return usage + needed <= limit
 
     def _charge(self, client: redis.Redis, charges: list[tuple[str, int]], num_bytes: int
                 ) -> str | None:
@@ -169,7 +257,11 @@ class ValkeyPool(SharedPool):
         charged = []
         for counter, limit in charges:
             key = PREFIX + b"q:" + counter.encode()
-            total = int(client.incrby(key, num_bytes))
+            try:
+                total = int(client.incrby(key, num_bytes))
+            except redis.ResponseError:  # not a counter we wrote: start it again
+                client.set(key, num_bytes, ex=2 * window_s)
+                total = num_bytes
             client.expire(key, 2 * window_s)
             charged.append(key)
             if total > limit:
@@ -179,9 +271,15 @@ class ValkeyPool(SharedPool):
         return None
 
     def _entry_names(self) -> list[SegmentHash]:
+        """Names of the keys that are entries we could have written (others are skipped)."""
         with self._server() as client:
             keys = list(client.scan_iter(match=PREFIX + b"e:*", count=1000))
-        return [SegmentHash(key[len(PREFIX) + 2 :].decode()) for key in keys]
+        names = []
+        for key in keys:
+            matched = _ENTRY_KEY.match(key)
+            if matched:
+                names.append(SegmentHash(matched.group(1).decode("ascii")))
+        return names
 
     def _entry_heads(self, enforce_ttl: bool = True) -> Iterable[EntryHead]:
         names = self._entry_names()
@@ -189,14 +287,17 @@ class ValkeyPool(SharedPool):
             pipe = client.pipeline(transaction=False)
             for name in names:
                 pipe.getrange(self._entry_key(name), 0, HEAD_PROBE_BYTES - 1)
-            starts = pipe.execute()
+            starts = pipe.execute(raise_on_error=False)
             # The head's length is known once the preamble is: fetch exactly that much.
             pipe = client.pipeline(transaction=False)
             for name, start in zip(names, starts, strict=True):
+                start = start if isinstance(start, bytes) else b""
                 pipe.getrange(self._entry_key(name), 0, head_length(start) - 1)
-            blobs = pipe.execute()
+            blobs = pipe.execute(raise_on_error=False)
         now = self.clock()
         for name, blob in zip(names, blobs, strict=True):
+            if not isinstance(blob, bytes):
+                continue
             try:
                 yield decode_head(self.keys, name, blob, self.config, now,
                                   enforce_ttl=enforce_ttl)
@@ -212,15 +313,15 @@ class ValkeyPool(SharedPool):
     def evict(self, num_bytes: int) -> int:
         """Delete unleased entries idle the longest first (OBJECT IDLETIME), until `num_bytes`
         are freed. The server's own maxmemory policy normally does this."""
-        with self._lock:
-            leased = {name for _, name in self._leases}
+        leased = self._leased_names()
         names = [name for name in self._entry_names() if name not in leased]
         with self._server() as client:
             pipe = client.pipeline(transaction=False)
             for name in names:
                 pipe.object("idletime", self._entry_key(name))
                 pipe.strlen(self._entry_key(name))
-            replies = pipe.execute()
+            replies = [reply if isinstance(reply, int) else 0
+                       for reply in pipe.execute(raise_on_error=False)]
             freed = 0
             ranked = sorted(zip(replies[0::2], replies[1::2], names, strict=True),
                             key=lambda item: -(item[0] or 0))
@@ -235,16 +336,30 @@ class ValkeyPool(SharedPool):
 
     def purge_expired(self) -> int:
         """The server expires entries (PX) and staged values itself; this sweeps the anchor
-        records of entries that are gone. Returns 0 (no entry is removed here)."""
+        records of entries that are gone (one rewrite per anchor). Returns 0 (no entry is
+        removed here)."""
+        dropped: dict[bytes, set[bytes]] = {}
+        garbled: Garbled = []
         with self._server() as client:
             for anchor_key in client.scan_iter(match=PREFIX + b"a:*", count=1000):
-                records = client.get(anchor_key)
-                if not isinstance(records, bytes):
+                anchor_id = anchor_key[len(PREFIX) + 2 :]
+                try:
+                    blob = client.get(anchor_key)
+                    usable, refused = unpack_records(blob if isinstance(blob, bytes) else b"",
+                                                     self.config)
+                except (redis.ResponseError, ValueError):
+                    garbled.append(anchor_id)
                     continue
-                for name, offset, head_len in unpack_records(records):
-                    if not client.exists(self._entry_key(name)):
-                        self._remove_record(anchor_key[len(PREFIX) + 2 :],
-                                            pack_record(name, offset, head_len))
+                pipe = client.pipeline(transaction=False)
+                for name, _, _ in usable:
+                    pipe.exists(self._entry_key(name))
+                gone = {pack_record(name, offset, head_len)
+                        for (name, offset, head_len), alive in zip(usable, pipe.execute(),
+                                                                   strict=True) if not alive}
+                if gone or refused:
+                    dropped[anchor_id] = gone | set(refused)
+        self._rewrite_anchors(dropped, garbled)
+        self.tombstones.forget_older_than(self.clock() - (self._tombstone_ttl_s or float("inf")))
         return 0
 
     @property
@@ -259,4 +374,3 @@ class ValkeyPool(SharedPool):
     def close(self) -> None:
         self._client.close()
         self._audit.close()
-

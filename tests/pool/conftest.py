@@ -45,3 +45,9 @@ def shared_url(request, tmp_path):
     if request.param == "file":
         return f"file://{tmp_path / 'pool'}"
     return flushed(request.getfixturevalue("valkey_server"))
+
+
+@pytest.fixture
+def valkey_url(valkey_server):
+    """The test session's Valkey server, flushed."""
+    return flushed(valkey_server)

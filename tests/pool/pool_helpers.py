@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import redis
 import torch
 
 from cacheprune.pool import (
@@ -95,3 +98,36 @@ def publish(pool: PoolStore, token_ids, request_id: str = "producer",
 
 def segment(first_token: int, num_tokens: int) -> list[int]:
     return list(range(first_token, first_token + num_tokens))
+
+
+def stored_values(url: str) -> dict[str, bytes]:
+    """Every stored entry's name and bytes, the way another user with access would see them."""
+    if url.startswith("file://"):
+        folder = os.path.join(url[len("file://"):], "entries")
+        return {name: open(os.path.join(folder, name), "rb").read()
+                for name in os.listdir(folder) if not name.startswith(".")}
+    client = server_client(url)
+    return {key.decode()[5:]: client.get(key) for key in client.scan_iter(match=b"cp:e:*")}
+
+
+def overwrite(url: str, name: str, value: bytes) -> None:
+    if url.startswith("file://"):
+        path = os.path.join(url[len("file://"):], "entries", name)
+        with open(path, "wb") as file:
+            file.write(value)
+        return
+    server_client(url).set(f"cp:e:{name}", value)
+
+
+def server_client(url: str) -> redis.Redis:
+    """A plain client of the test's Valkey server: what an attacker with write access has."""
+    return redis.Redis(unix_socket_path=url[len("unix://"):].split("?")[0])
+
+
+def counter(pool: PoolStore, name: str, **labels: str) -> float:
+    """The sum of a metric's samples (those with these labels) in the pool's metrics text."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return sum(sample.value for family in text_string_to_metric_families(pool.metrics_text())
+               for sample in family.samples if sample.name == name
+               and all(sample.labels.get(k) == v for k, v in labels.items()))

@@ -38,7 +38,7 @@ def lookup_and_read(pool, request, mask=None, in_scope=None):
 
 
 def test_segment_anywhere_round_trips_exactly(pool_url):
-    pool = make_pool(64, url=pool_url, anchor_stride=2)
+    pool = make_pool(64, url=pool_url, anchor_stride=2, kv_storage_dtype="float32")
     entry = segment(100, 12)
     publish(pool, entry)
     request = [7, 7, 7] + entry[4:11] + [9]

@@ -8,33 +8,23 @@ import stat
 
 import numpy as np
 import pytest
-import redis
-from pool_helpers import TEST_POOL_KEY, kv_for, make_config, make_pool, publish, scope, segment
+from pool_helpers import (
+    TEST_POOL_KEY,
+    kv_for,
+    make_config,
+    make_pool,
+    overwrite,
+    publish,
+    scope,
+    segment,
+    stored_values,
+)
 
 from cacheprune.pool import PoolConfigError, open_pool
 from cacheprune.retriever import segment_hash
 from cacheprune.tokens import as_token_array
 
 NO_MASK = np.zeros(8, dtype=bool)
-
-
-def stored_values(url: str) -> dict[str, bytes]:
-    """Every stored entry's name and bytes, the way another user with access would see them."""
-    if url.startswith("file://"):
-        folder = os.path.join(url[len("file://"):], "entries")
-        return {name: open(os.path.join(folder, name), "rb").read()
-                for name in os.listdir(folder) if not name.startswith(".")}
-    client = redis.Redis(unix_socket_path=url[len("unix://"):].split("?")[0])
-    return {key.decode()[5:]: client.get(key) for key in client.scan_iter(match=b"cp:e:*")}
-
-
-def overwrite(url: str, name: str, value: bytes) -> None:
-    if url.startswith("file://"):
-        path = os.path.join(url[len("file://"):], "entries", name)
-        with open(path, "wb") as file:
-            file.write(value)
-        return
-    redis.Redis(unix_socket_path=url[len("unix://"):].split("?")[0]).set(f"cp:e:{name}", value)
 
 
 def read_first_match(pool, tokens):

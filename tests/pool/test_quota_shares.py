@@ -1,0 +1,45 @@
+"""A share caps what one tenant holds at once: a tenant publishing without pause displaces
+its own entries, never another tenant's (on every backend)."""
+
+from __future__ import annotations
+
+import pytest
+from pool_helpers import counter, make_pool, publish, scope, segment
+
+from cacheprune.pool import PoolConfigError
+
+
+def tenant_tokens(pool, tenant: str) -> int:
+    tag = pool.keys.tenant_tag(tenant)
+    return sum(info.num_tokens for info in pool.entry_infos() if info.tenant_tag == tag)
+
+
+def test_a_tenant_at_its_share_evicts_only_its_own_entries(pool_url):
+    pool = make_pool(64, url=pool_url, tenant_share=0.5)
+    calm = [segment(5000 + 100 * k, 8) for k in range(3)]
+    for k, tokens in enumerate(calm):
+        publish(pool, tokens, f"calm{k}", scope(tenant="calm"))
+    for k in range(1, 13):  # twelve rounds of a burst, each more than the share allows
+        for j in range(4):
+            publish(pool, segment(10_000 + 400 * k + 100 * j, 8), f"b{k}.{j}",
+                    scope(tenant="burst"))
+    assert tenant_tokens(pool, "calm") == 24  # every one of the calm tenant's entries is kept
+    assert tenant_tokens(pool, "burst") <= 32  # half of the 64-token budget
+    assert counter(pool, "cacheprune_pool_evictions_total", reason="share:tenant") >= 40
+
+
+def test_a_domain_share_applies_to_all_its_tenants(pool_url):
+    pool = make_pool(64, url=pool_url, domain_share=0.25)
+    for k in range(6):
+        publish(pool, segment(100 * (k + 1), 8), f"d{k}",
+                scope(tenant=f"t{k}", domain="busy"))
+    publish(pool, segment(9000, 8), "quiet", scope(tenant="q", domain="quiet"))
+    infos = pool.entry_infos()
+    busy = pool.keys.domain_tag("busy")
+    assert sum(i.num_tokens for i in infos if i.domain_tag == busy) <= 16
+    assert any(i.domain_tag == pool.keys.domain_tag("quiet") for i in infos)
+
+
+def test_a_share_out_of_range_is_refused():
+    with pytest.raises(PoolConfigError, match="tenant_share must lie in"):
+        make_pool(64, tenant_share=1.5)
