@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +57,13 @@ def _to_spacy(nlp, examples: Sequence[Example]) -> list:
 
 
 def fit(examples: Sequence[Example], seed: int, out_dir: Path, epochs: int = 12,
-        max_minutes: float = 20.0, log=print) -> Path:
+        max_minutes: float = 20.0, log: Callable[[str], None] | None = None) -> Path:
     import spacy
     from spacy.util import compounding, fix_random_seed, minibatch
 
+    if log is None:
+        def log(message: str) -> None:
+            print(message, flush=True)
     fix_random_seed(seed)
     nlp = spacy.blank("xx")
     ner: Any = nlp.add_pipe("ner", config={"model": _NER_MODEL})

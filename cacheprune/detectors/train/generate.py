@@ -27,6 +27,7 @@ from cacheprune.detectors.train.heldout import (
     HELDOUT_NEGATIVES,
     HELDOUT_POOLS,
 )
+from cacheprune.detectors.train.mixing import field_record, with_context
 from cacheprune.detectors.train.values import ValueMaker, ValuePools
 
 SPLITS = ("train", "heldout")
@@ -40,12 +41,15 @@ class _SplitSpec:
     pools: ValuePools
     form_share: float
     negative_share: float
+    field_share: float      # key/value records in many layouts (training only)
+    context_share: float    # positives set inside unrelated text (training only)
 
 
 _SPECS = {
-    "train": _SplitSpec(TRAIN_GENRES, NEGATIVE_TEMPLATES, TRAIN_LOCALES, TRAIN_POOLS, 0.15, 0.25),
+    "train": _SplitSpec(TRAIN_GENRES, NEGATIVE_TEMPLATES, TRAIN_LOCALES, TRAIN_POOLS, 0.1, 0.25,
+                        0.25, 0.4),
     "heldout": _SplitSpec(HELDOUT_GENRES, HELDOUT_NEGATIVES, HELDOUT_LOCALES, HELDOUT_POOLS,
-                          0.0, 0.25),
+                          0.0, 0.25, 0.0, 0.0),
 }
 
 
@@ -67,7 +71,9 @@ def generate_split(split: str, count: int, seed: int) -> list[Example]:
         if roll < spec.negative_share:
             genre = pick(rng, tuple(spec.negatives))
             example = render(pick(rng, spec.negatives[genre]), maker, f"negative-{genre}", split)
-        elif roll < spec.negative_share + spec.form_share:
+        elif roll < spec.negative_share + spec.field_share:
+            example = field_record(maker, rng)
+        elif roll < spec.negative_share + spec.field_share + spec.form_share:
             language = locale[:2] if locale[:2] in FORM_LABELS else "en"
             example = render(pick(rng, form_templates(language)), maker, "form", split)
         else:
@@ -75,5 +81,7 @@ def generate_split(split: str, count: int, seed: int) -> list[Example]:
             example = render(pick(rng, spec.genres[genre].templates), maker, genre, split)
             if rng.random() < spec.genres[genre].lowercase_share:
                 example = lowercased(example)
+        if example.spans and rng.random() < spec.context_share:
+            example = with_context(example, maker, rng)
         examples.append(example)
     return examples

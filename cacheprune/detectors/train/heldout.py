@@ -21,7 +21,7 @@ HELDOUT_POOLS = ValuePools(
     mail_domains=("icloud.com", "hotmail.fr", "gmx.at", "ukr.net", "yahoo.com.tw",
                   "bigpond.com", "rediffmail.com"),
     handle_suffixes=("_", "007", "-dev", ".ops"),
-    medical_prefixes=("MR#", "Member ", "HIC-", "UR "),
+    medical_prefixes=("MR#", "", "HIC-", "UR"),
     staff_prefixes=("Staff #", "Emp No. ", "Matric ", "B"),
     sectors=("Sector-", "Pocket", "Block-"),
     months_local=(
