@@ -20,6 +20,9 @@ SHIPPED_MODEL_DIR = Path(__file__).parent / "model" / "pii_ner"
 # of at most this many characters (a value spans lines only in addresses, grown back later).
 _MAX_PIECE_CHARS = 50_000
 _LOAD_LOCK = threading.Lock()
+# The model's labels that the rules already report under another name: one entity per kind in
+# a chain's output.
+_CHAIN_ENTITY = {"PHONE": "PHONE_NUMBER", "EMAIL": "EMAIL_ADDRESS", "ADDRESS": "STREET_ADDRESS"}
 
 
 def model_digest(model_dir: Path) -> str:
@@ -58,6 +61,9 @@ def _pieces(text: str) -> list[tuple[int, str]]:
 class LearnedDetector(Detector):
     """Spans of the shipped (or a given) spaCy NER model, with a fixed score per span.
 
+    Spans carry the model's labels, except PHONE, EMAIL and ADDRESS, reported as the rules name
+    them (PHONE_NUMBER, EMAIL_ADDRESS, STREET_ADDRESS).
+
     Options: `model_dir` (a spaCy pipeline folder; default the shipped one), `entities` (labels
     to keep; default all of the model's), `score`, `name`.
     """
@@ -92,7 +98,8 @@ class LearnedDetector(Detector):
                 continue
             for entity in self.nlp(piece).ents:
                 if entity.label_ in self.entities and entity.end_char > entity.start_char:
-                    spans.append(Span(entity.label_, offset + entity.start_char,
+                    label = _CHAIN_ENTITY.get(entity.label_, entity.label_)
+                    spans.append(Span(label, offset + entity.start_char,
                                       offset + entity.end_char, self.score, self.name))
         return spans
 

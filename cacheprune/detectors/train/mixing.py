@@ -64,7 +64,7 @@ def field_record(maker: ValueMaker, rng: random.Random) -> Example:
     fields: list[tuple[str, str, str | None]] = []
     for _ in range(rng.randint(2, 6)):
         if rng.random() < 0.3:
-            key, filler = pick(rng, PUBLIC_FIELDS)
+            key, filler = PUBLIC_FIELDS[rng.randrange(len(PUBLIC_FIELDS))]
             fields.append((key, _filler(filler, maker), None))
         else:
             kind = pick(rng, tuple(KEY_WORDS))
@@ -72,14 +72,14 @@ def field_record(maker: ValueMaker, rng: random.Random) -> Example:
             fields.append((pick(rng, KEY_WORDS[kind]), maker.make(kind, variant).strip(), kind))
     text = ""
     spans: list[tuple[int, int, str]] = []
-    for index, (key, value, kind) in enumerate(fields):
+    for index, (key, value, field_kind) in enumerate(fields):
         if index:
             text += joiner
         line = layout.format(k=key, s=key.lower().replace(" ", "_"), K=key.upper(), v="\0")
         at = len(text) + line.index("\0")
         text += line.replace("\0", value)
-        if kind is not None:
-            spans.append((at, at + len(value), kind))
+        if field_kind is not None:
+            spans.append((at, at + len(value), field_kind))
     if layout.startswith('"') and rng.random() < 0.7:
         text = "{" + text + "}"
         spans = [(a + 1, b + 1, k) for a, b, k in spans]
