@@ -2,6 +2,13 @@
 
     python benchmarks/detectors_quality.py [DATA_DIR] [--config POLICY] [--show-misses]
                                            [--papers 20] [--stories 6] [--chars 20000]
+                                           [--heldout 600] [--train-sample 300] [--seed 1]
+
+Every figure is given twice in one run: "before" (the policy without its learned detector) and
+"after" (the policy as it is). First the generated splits of `cacheprune.detectors.train`: the
+held-out split (its own templates, locales and value pools, never trained on) apart from a
+fresh sample of the training genres, per kind and per genre, and the tokens masked on their
+PII-free texts per genre.
 
 Values: the project's hand-labelled corpus (tests/detectors/corpus: a tuned part and a
 held-out part written before tuning, and a blind part written by someone who had not read the
@@ -32,12 +39,17 @@ from detector_corpora import (  # noqa: E402
     UNTUNED_PARTS,
     FalsePositives,
     Outcome,
+    Value,
+    fully_masked,
     prose_documents,
     score_corpus,
     score_pii_free,
 )
 
-from cacheprune.detectors import load_policy, token_mask  # noqa: E402
+from cacheprune.detectors import DetectionPolicy, load_policy, token_mask  # noqa: E402
+from cacheprune.detectors.policy import default_policy_path, policy_from_data  # noqa: E402
+from cacheprune.detectors.train.generate import generate_split  # noqa: E402
+from cacheprune.detectors.yaml_io import read_yaml  # noqa: E402
 from cacheprune.models import load_tokenizer  # noqa: E402
 
 
@@ -50,29 +62,92 @@ def main() -> int:
     parser.add_argument("--papers", type=int, default=20)
     parser.add_argument("--stories", type=int, default=6)
     parser.add_argument("--chars", type=int, default=20000, help="characters per document")
+    parser.add_argument("--heldout", type=int, default=600, help="held-out examples")
+    parser.add_argument("--train-sample", type=int, default=300,
+                        help="examples of the training genres (a seed training did not use)")
+    parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
 
     started = time.perf_counter()
-    policy = load_policy(args.config)
+    after = load_policy(args.config)
+    before = without_learned(after, args.config)
     tokenizer = load_tokenizer()
-    print(f"policy {policy.source} loaded in {time.perf_counter() - started:.1f} s")
+    print(f"policy {after.source} loaded in {time.perf_counter() - started:.1f} s; "
+          "'before' is the same chain without the learned detector")
 
-    def mask(text: str):
-        offsets = [(int(s), int(e)) for s, e in tokenizer.encode(text).offsets]
-        result = policy.mask(text, offsets)
-        if result.detection.failed_closed:
-            raise SystemExit(f"the chain failed closed: {result.detection.reason}")
-        return offsets, list(result.mask)
+    def masker(policy):
+        def mask(text: str):
+            offsets = [(int(s), int(e)) for s, e in tokenizer.encode(text).offsets]
+            result = policy.mask(text, offsets)
+            if result.detection.failed_closed:
+                raise SystemExit(f"the chain failed closed: {result.detection.reason}")
+            return offsets, list(result.mask)
+        return mask
 
-    outcomes = score_corpus(mask)
-    print_values(outcomes, args.show_misses)
-    print_pii_free_messages(score_pii_free(mask))
+    masks = {"before": masker(before), "after": masker(after)}
+    print_generated(masks, args)
+    for label, mask in masks.items():
+        print(f"\n===== the project's hand-labelled corpus, {label} =====")
+        print_values(score_corpus(mask), args.show_misses)
+        print_pii_free_messages(score_pii_free(mask))
     if not args.data_dir.is_dir():
         print(f"\nprose: data folder {args.data_dir} is missing; give the folder that holds "
               "qasper/ and narrativeqa/ as the first argument")
         return 1
-    print_prose(policy, tokenizer, args)
+    for label, policy in (("before", before), ("after", after)):
+        print(f"\n===== PII-free prose, {label} =====")
+        print_prose(policy, tokenizer, args)
     return 0
+
+
+def without_learned(policy: DetectionPolicy, config: Path | None) -> DetectionPolicy:
+    """The same policy file without its 'learned' entries (the chain before the model)."""
+    path = config if config is not None else default_policy_path()
+    data = read_yaml(path)
+    data["detectors"] = [d for d in data["detectors"] if d.get("detector") != "learned"]
+    return policy_from_data(data, f"{path} without 'learned'", path.parent)
+
+
+def print_generated(masks, args) -> None:
+    """Values fully masked per kind and per genre, and PII-free tokens masked, before | after."""
+    splits = {"train-genres": generate_split("train", args.train_sample, 1000 + args.seed),
+              "heldout": generate_split("heldout", args.heldout, args.seed)}
+    for split, examples in splits.items():
+        by_kind: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+        by_genre: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+        negatives: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(
+            lambda: [0, 0]))
+        misses: list[str] = []
+        for example in examples:
+            for label, mask in masks.items():
+                offsets, private = mask(example.text)
+                if not example.spans:
+                    cell = negatives[example.genre][label]
+                    cell[0] += sum(private)
+                    cell[1] += len(offsets)
+                for start, end, kind in example.spans:
+                    masked = fully_masked(Value(kind, start, end), offsets, private)
+                    for table, key in ((by_kind, kind), (by_kind, "ALL"),
+                                       (by_genre, example.genre)):
+                        table[key][label].append(masked)
+                    if label == "after" and not masked:
+                        misses.append(f"{kind}: {example.text[start:end]!r}")
+        print(f"\n===== generated split '{split}' ({len(examples)} examples, seed "
+              f"{args.seed}): values fully masked, before | after =====")
+        for title, table in (("kind", by_kind), ("genre", by_genre)):
+            print(f"{title:<14}{'before':>18}{'after':>18}")
+            for key in sorted(table, key=lambda k: (k == "ALL", k)):
+                cells = [f"{sum(v)}/{len(v)} {_share(v):>7}" for v in
+                         (table[key]["before"], table[key]["after"])]
+                print(f"{key:<14}" + "".join(f"{c:>18}" for c in cells))
+        print("PII-free texts of the same genres: tokens masked, before | after")
+        for genre in sorted(negatives):
+            cells = [f"{m}/{t} {m / max(t, 1):>7.2%}" for m, t in
+                     (negatives[genre]["before"], negatives[genre]["after"])]
+            print(f"  {genre:<18}" + "".join(f"{c:>18}" for c in cells))
+        if split == "heldout":
+            for miss in sorted(misses)[:60]:
+                print(f"  missed after: {miss}")
 
 
 def print_values(outcomes: list[Outcome], show_misses: bool) -> None:

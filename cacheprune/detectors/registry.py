@@ -17,6 +17,7 @@ _BUILTINS: dict[str, str] = {
     "secrets": "cacheprune.detectors.secrets:EntropySecretDetector",
     "addresses": "cacheprune.detectors.addresses:AddressDetector",
     "tables": "cacheprune.detectors.tables:TableColumnDetector",
+    "learned": "cacheprune.detectors.learned:LearnedDetector",
 }
 # What to install when a built-in's import fails on a missing module (top-level module name).
 _INSTALL_HINTS: dict[str, str] = {

@@ -1,0 +1,108 @@
+"""The learned PII detector: a spaCy NER pipeline the project trains and ships in the package.
+
+The weights lie in `detectors/model/pii_ner/` (trained by `python -m cacheprune.detectors.train
+fit`); they are loaded from disk, never from a model hub. `describe()` carries the SHA-256 of
+every file of the model folder, so new weights give a new policy version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError, Span
+
+SHIPPED_MODEL_DIR = Path(__file__).parent / "model" / "pii_ner"
+# NOTE: spaCy's cost and memory grow with the document; texts are cut at line ends into pieces
+# of at most this many characters (a value spans lines only in addresses, grown back later).
+_MAX_PIECE_CHARS = 50_000
+_LOAD_LOCK = threading.Lock()
+# The model's labels that the rules already report under another name: one entity per kind in
+# a chain's output.
+_CHAIN_ENTITY = {"PHONE": "PHONE_NUMBER", "EMAIL": "EMAIL_ADDRESS", "ADDRESS": "STREET_ADDRESS"}
+
+
+def model_digest(model_dir: Path) -> str:
+    """SHA-256 over the relative path and the bytes of every file of a model folder."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in model_dir.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(model_dir).as_posix().encode("utf-8") + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=4)
+def _load(model_dir: str) -> Any:
+    try:
+        import spacy
+    except ModuleNotFoundError as exc:
+        raise DetectorUnavailableError(
+            "the 'learned' detector needs spaCy; pip install 'spacy>=3.7.5,<3.9'") from exc
+    with _LOAD_LOCK:
+        return spacy.load(model_dir)
+
+
+def _pieces(text: str) -> list[tuple[int, str]]:
+    """(offset, piece) cuts of `text` at line ends, each at most _MAX_PIECE_CHARS long."""
+    pieces = []
+    start = 0
+    while len(text) - start > _MAX_PIECE_CHARS:
+        cut = text.rfind("\n", start, start + _MAX_PIECE_CHARS)
+        end = cut + 1 if cut > start else start + _MAX_PIECE_CHARS
+        pieces.append((start, text[start:end]))
+        start = end
+    pieces.append((start, text[start:]))
+    return pieces
+
+
+class LearnedDetector(Detector):
+    """Spans of the shipped (or a given) spaCy NER model, with a fixed score per span.
+
+    Spans carry the model's labels, except PHONE, EMAIL and ADDRESS, reported as the rules name
+    them (PHONE_NUMBER, EMAIL_ADDRESS, STREET_ADDRESS).
+
+    Options: `model_dir` (a spaCy pipeline folder; default the shipped one), `entities` (labels
+    to keep; default all of the model's), `score`, `name`.
+    """
+
+    path_options: ClassVar[tuple[str, ...]] = ("model_dir",)
+
+    def __init__(self, model_dir: str | None = None, entities: list[str] | None = None,
+                 score: float = 0.85, name: str = "learned") -> None:
+        folder = Path(model_dir) if model_dir is not None else SHIPPED_MODEL_DIR
+        if not (folder / "config.cfg").is_file():
+            raise DetectorConfigError(
+                f"learned detector: {folder} is not a spaCy pipeline folder (no config.cfg)")
+        if not 0.0 <= score <= 1.0:
+            raise DetectorConfigError(f"learned detector: score must lie in [0, 1], got {score}")
+        self.name = name
+        self.model_dir = folder
+        self.score = score
+        self.nlp = _load(str(folder.resolve()))
+        labels = set(self.nlp.get_pipe("ner").labels)
+        unknown = sorted(set(entities or ()) - labels)
+        if unknown:
+            raise DetectorConfigError(
+                f"learned detector: entities {unknown} are not labels of the model; "
+                f"it has {sorted(labels)}")
+        self.entities = frozenset(entities) if entities else frozenset(labels)
+        self._digest = model_digest(folder)
+
+    def detect(self, text: str) -> list[Span]:
+        spans = []
+        for offset, piece in _pieces(text):
+            if not piece.strip():
+                continue
+            for entity in self.nlp(piece).ents:
+                if entity.label_ in self.entities and entity.end_char > entity.start_char:
+                    label = _CHAIN_ENTITY.get(entity.label_, entity.label_)
+                    spans.append(Span(label, offset + entity.start_char,
+                                      offset + entity.end_char, self.score, self.name))
+        return spans
+
+    def describe(self) -> dict[str, Any]:
+        return {"model_sha256": self._digest, "entities": sorted(self.entities),
+                "score": self.score}

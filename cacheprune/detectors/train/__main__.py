@@ -1,0 +1,56 @@
+"""python -m cacheprune.detectors.train {generate,fit}: make training data, train the model.
+
+One CPU thread: set before numpy or spaCy is imported, since other work shares the machine.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cacheprune.detectors.train")
+    commands = parser.add_subparsers(dest="command", required=True)
+    generate = commands.add_parser("generate", help="write a split of labelled examples (JSONL)")
+    generate.add_argument("--split", choices=("train", "heldout"), default="train")
+    generate.add_argument("--count", type=int, default=12000)
+    generate.add_argument("--seed", type=int, required=True)
+    generate.add_argument("--out", type=Path, required=True)
+    fit = commands.add_parser("fit", help="train the spaCy NER pipeline")
+    fit.add_argument("--seed", type=int, required=True)
+    fit.add_argument("--data", type=Path,
+                     help="training JSONL (default: generate --count examples from --seed)")
+    fit.add_argument("--count", type=int, default=12000)
+    fit.add_argument("--epochs", type=int, default=12)
+    fit.add_argument("--max-minutes", type=float, default=20.0)
+    fit.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+
+    from cacheprune.detectors.train.examples import read_jsonl, write_jsonl
+    from cacheprune.detectors.train.generate import generate_split
+
+    if args.command == "generate":
+        count = write_jsonl(generate_split(args.split, args.count, args.seed), args.out)
+        print(f"{count} {args.split} examples written to {args.out}")
+        return 0
+    from cacheprune.detectors.train.fit import fit as fit_model
+
+    examples = (list(read_jsonl(args.data)) if args.data is not None
+                else generate_split("train", args.count, args.seed))
+    if any(example.split != "train" for example in examples):
+        print("refusing to train on examples that are not of the train split", file=sys.stderr)
+        return 1
+    out = fit_model(examples, args.seed, args.out, args.epochs, args.max_minutes)
+    print(f"model written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
