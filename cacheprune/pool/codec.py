@@ -25,9 +25,9 @@ import torch
 
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import SegmentKV, ValidSegment
+from cacheprune.pool.handles import EntryIdentity
 from cacheprune.pool.keys import TAG_BYTES, PoolKeys
-from cacheprune.pool.store import EntryIdentity
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.retriever import SegmentHash
 from cacheprune.tokens import TokenArray
 
 MAGIC = b"CPKV"

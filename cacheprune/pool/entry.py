@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,12 +12,9 @@ import torch
 
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import InvalidEntryError, PrivateTokenError
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.index import IndexedSegment
+from cacheprune.pool.handles import SegmentData
+from cacheprune.retriever import IndexedSegment, SegmentHash
 from cacheprune.tokens import TokenArray, as_token_array
-
-if TYPE_CHECKING:
-    from cacheprune.pool.store import SegmentData
 
 
 class EntryState(enum.Enum):

@@ -32,12 +32,12 @@ from cacheprune.pool.codec import (
 )
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import PoolConfigError
-from cacheprune.pool.factory import PoolURL
 from cacheprune.pool.file_folder import open_pool_folder
+from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import RECORD, MediumError, SharedPool
-from cacheprune.pool.store import Lease
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.pool.url import PoolURL
+from cacheprune.retriever import SegmentHash
 
 _NAME = re.compile(r"^[0-9a-f]{64}$")
 _OWNER = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")

@@ -27,8 +27,7 @@ import numpy.typing as npt
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from cacheprune.pool.errors import PoolConfigError
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.rolling import MERSENNE_61
+from cacheprune.retriever import MERSENNE_61, SegmentHash
 from cacheprune.tokens import TokenArray
 
 POOL_KEY_ENV = "CACHEPRUNE_POOL_KEY"

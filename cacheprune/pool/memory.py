@@ -14,20 +14,12 @@ from collections.abc import Callable, Sequence
 from cacheprune.pool.audit import AuditEvent, AuditLog
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, EntryState, PoolEntry, SegmentKV, validate_segment
+from cacheprune.pool.handles import Lease, LookupResult, Scope, SegmentData, StagedSegment
 from cacheprune.pool.keys import PoolKey, PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.quota import QuotaLedger
-from cacheprune.pool.store import (
-    Lease,
-    LookupResult,
-    PoolStore,
-    Scope,
-    SegmentData,
-    StagedSegment,
-)
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.index import IndexedSegment, PrefixIndex
-from cacheprune.retriever.matching import Match, find_matches
+from cacheprune.pool.store import PoolStore
+from cacheprune.retriever import IndexedSegment, Match, PrefixIndex, SegmentHash, find_matches
 from cacheprune.tokens import MaskArray, TokenArray
 
 

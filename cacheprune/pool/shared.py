@@ -29,21 +29,20 @@ from cacheprune.pool.codec import EntryHead, EntryRejected, decode_head, decode_
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, SegmentKV, validate_segment
 from cacheprune.pool.errors import PoolError
+from cacheprune.pool.handles import Lease, LookupResult, Scope, SegmentData, StagedSegment
 from cacheprune.pool.keys import PoolKey, PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.quota import quota_limits, window_index
-from cacheprune.pool.store import (
-    Lease,
-    LookupResult,
-    PoolStore,
-    Scope,
-    SegmentData,
-    StagedSegment,
+from cacheprune.pool.store import PoolStore
+from cacheprune.retriever import (
+    IndexedSegment,
+    Match,
+    PrefixIndex,
+    SegmentHash,
+    anchor_offsets,
+    find_matches,
+    window_hashes,
 )
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.index import IndexedSegment, PrefixIndex, anchor_offsets
-from cacheprune.retriever.matching import Match, find_matches
-from cacheprune.retriever.rolling import window_hashes
 from cacheprune.tokens import MaskArray, TokenArray
 
 RECORD = struct.Struct("<32sII")  # entry name (raw SHA-256), anchor offset, head length

@@ -34,11 +34,11 @@ from cacheprune.pool.codec import (
     head_length,
 )
 from cacheprune.pool.config import PoolConfig
-from cacheprune.pool.factory import PoolURL
+from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import MediumError, SharedPool, pack_record, unpack_records
-from cacheprune.pool.store import Lease
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.pool.url import PoolURL
+from cacheprune.retriever import SegmentHash
 
 logger = logging.getLogger(__name__)
 PREFIX = b"cp:"

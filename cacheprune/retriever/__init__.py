@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cacheprune.retriever.identity import SegmentHash, segment_hash
-from cacheprune.retriever.index import IndexedSegment, PrefixIndex
+from cacheprune.retriever.index import IndexedSegment, PrefixIndex, anchor_offsets
 from cacheprune.retriever.matching import Match, MatchResult, find_matches
 from cacheprune.retriever.rolling import MERSENNE_61, random_base, window_hashes
 
@@ -13,6 +13,7 @@ __all__ = [
     "Match",
     "MatchResult",
     "PrefixIndex",
+    "anchor_offsets",
     "SegmentHash",
     "find_matches",
     "random_base",

@@ -18,7 +18,7 @@ import numpy.typing as npt
 import torch
 
 from cacheprune.annotator import score_spans
-from cacheprune.engine.plan import PrefillPlan, PrefillResult, ReusedSpan
+from cacheprune.engine import PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.kv_sources import AloneKV, KVSource
 from cacheprune.serving.public_view import PublicView

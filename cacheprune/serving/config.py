@@ -8,7 +8,7 @@ from typing import Literal
 
 from cacheprune.annotator import AnnotatorConfig
 from cacheprune.monitor import LeakMonitorConfig
-from cacheprune.pool.store import DEFAULT_DOMAIN
+from cacheprune.pool import DEFAULT_DOMAIN
 
 # cacheprune: token-level sharing of non-private segments (the product).
 # no_sharing / tenant_prefix / global_prefix / fixed_chunks: the baselines it is compared with.

@@ -13,10 +13,7 @@ import numpy as np
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from cacheprune.detectors import DetectionPolicy, load_policy
-from cacheprune.engine.generate import SamplingParams, generate
-from cacheprune.engine.loader import load_default
-from cacheprune.engine.model import Transformer
-from cacheprune.engine.plan import PrefillResult
+from cacheprune.engine import PrefillResult, SamplingParams, Transformer, generate, load_default
 from cacheprune.models import ChatTokenizer
 from cacheprune.monitor import LeakFinding, LeakMonitor
 from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, PoolSession, Scope, open_pool

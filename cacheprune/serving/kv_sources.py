@@ -12,8 +12,8 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from cacheprune.engine import PrefillPlan, PrefillResult
 from cacheprune.engine.model import Transformer
-from cacheprune.engine.plan import PrefillPlan, PrefillResult
 from cacheprune.serving.request import ServedRequest
 
 SegmentKV = tuple[torch.Tensor, torch.Tensor, npt.NDArray[np.int64]]  # keys, values, positions

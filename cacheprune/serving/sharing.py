@@ -9,8 +9,7 @@ import numpy.typing as npt
 import torch
 
 from cacheprune.annotator import annotate, last_segment_end
-from cacheprune.engine.model import Transformer
-from cacheprune.engine.plan import AttentionCapture, PrefillPlan, PrefillResult, ReusedSpan
+from cacheprune.engine import AttentionCapture, PrefillPlan, PrefillResult, ReusedSpan, Transformer
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.kv_sources import InContextKV, KVSource
