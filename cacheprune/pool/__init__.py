@@ -30,7 +30,7 @@ from cacheprune.pool.keys import POOL_KEY_ENV, PoolKey
 from cacheprune.pool.session import PoolSession, SessionState
 from cacheprune.pool.store import PoolStore
 from cacheprune.pool.url import PoolURL, parse_pool_url
-from cacheprune.retriever import Match, SegmentHash
+from cacheprune.retriever import EntryName, Match
 
 __all__ = [
     "DEFAULT_DOMAIN",
@@ -56,7 +56,7 @@ __all__ = [
     "PromptTooLongError",
     "Scope",
     "SegmentData",
-    "SegmentHash",
+    "EntryName",
     "SegmentKV",
     "SessionState",
     "SessionStateError",

@@ -27,7 +27,7 @@ from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import SegmentKV, ValidSegment
 from cacheprune.pool.handles import EntryIdentity
 from cacheprune.pool.keys import TAG_BYTES, PoolKeys
-from cacheprune.retriever import SegmentHash
+from cacheprune.retriever import EntryName
 from cacheprune.tokens import TokenArray
 
 MAGIC = b"CPKV"
@@ -52,7 +52,7 @@ class EntryRejected(Exception):  # noqa: N818 - a verdict, caught by the backend
 class EntryHead:
     """What a lookup learns from an entry without its KV."""
 
-    name: SegmentHash
+    name: EntryName
     identity: EntryIdentity
     tenant_tag: str
     domain_tag: str
@@ -68,7 +68,7 @@ class EntryHead:
         return int(self.token_ids.shape[0])
 
 
-def encode_entry(keys: PoolKeys, name: SegmentHash, identity: EntryIdentity, scope_tag: str,
+def encode_entry(keys: PoolKeys, name: EntryName, identity: EntryIdentity, scope_tag: str,
                  tenant_tag: str, domain_tag: str, created_at: float, segment: ValidSegment
                  ) -> tuple[bytes, int]:
     """The entry's bytes and its head length (what index records carry)."""
@@ -102,7 +102,7 @@ def head_length(start: bytes) -> int:
     return _PREAMBLE.size + min(meta_len, MAX_HEAD_JSON) + 13 * num_tokens + TAG_BYTES
 
 
-def decode_head(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConfig,
+def decode_head(keys: PoolKeys, name: EntryName, data: bytes, config: PoolConfig,
                 now: float, *, enforce_ttl: bool = True) -> EntryHead:
     """Parse and authenticate the head; raises `EntryRejected` with a reason code.
     `enforce_ttl=False` accepts expired entries (to find and remove them)."""
@@ -145,7 +145,7 @@ def decode_head(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConf
                      marks.astype(np.bool_), head_len + TAG_BYTES)
 
 
-def decode_part(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConfig,
+def decode_part(keys: PoolKeys, name: EntryName, data: bytes, config: PoolConfig,
                 now: float, start: int, stop: int) -> tuple[EntryHead, SegmentKV]:
     """Authenticate the whole entry, then copy out tokens [start, stop) of its KV."""
     if len(data) < TAG_BYTES or not keys.check_tag(

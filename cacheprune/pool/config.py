@@ -42,7 +42,7 @@ class KVShape:
 
 @dataclass(slots=True, frozen=True)
 class PoolConfig:
-    """Settings of one pool; `KVPool` checks at construction that the budget is large enough.
+    """Settings of one pool; `open_pool` refuses a budget that cannot hold one whole context.
 
     `min_entry_tokens` is the retriever's window K: shorter entries are refused and shorter
     matches are never made. `ttl_s=None` keeps entries until evicted or invalidated.

@@ -13,7 +13,7 @@ import torch
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import InvalidEntryError, PrivateTokenError
 from cacheprune.pool.handles import SegmentData
-from cacheprune.retriever import IndexedSegment, SegmentHash
+from cacheprune.retriever import EntryName, IndexedSegment
 from cacheprune.tokens import TokenArray, as_token_array
 
 
@@ -39,7 +39,7 @@ class PoolEntry:
     state: EntryState = EntryState.LIVE
 
     @property
-    def segment_hash(self) -> SegmentHash:
+    def segment_hash(self) -> EntryName:
         return self.segment.segment_hash
 
     @property
@@ -53,7 +53,7 @@ class EntryInfo:
 
     `created_at` is in the store's clock (monotonic for memory://, wall clock otherwise)."""
 
-    segment_hash: SegmentHash
+    segment_hash: EntryName
     model_id: str
     policy_version: str
     num_tokens: int

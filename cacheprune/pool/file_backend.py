@@ -37,7 +37,7 @@ from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import RECORD, MediumError, SharedPool
 from cacheprune.pool.url import PoolURL
-from cacheprune.retriever import SegmentHash
+from cacheprune.retriever import EntryName
 
 _NAME = re.compile(r"^[0-9a-f]{64}$")
 _OWNER = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
@@ -134,7 +134,7 @@ class FilePool(SharedPool):
             else:
                 self._unlink("anchors", anchor_id.hex())
 
-    def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
+    def _get_heads(self, wanted: list[tuple[EntryName, int]]) -> list[bytes | None]:
         return [self._read("entries", _checked(_NAME, name, "entry name"), head_len)
                 for name, head_len in wanted]
 
@@ -142,13 +142,13 @@ class FilePool(SharedPool):
         return self._read("leases", self._lease_name(lease.owner, lease.entry))
 
     @staticmethod
-    def _lease_name(owner: str, name: SegmentHash) -> str:
+    def _lease_name(owner: str, name: EntryName) -> str:
         return f"{_checked(_OWNER, owner, 'owner')}~{_checked(_NAME, name, 'entry name')}"
 
     def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
         return [self._pin(owner, head.name) for head in heads]
 
-    def _pin(self, owner: str, name: SegmentHash) -> bool:
+    def _pin(self, owner: str, name: EntryName) -> bool:
         try:
             os.link(name, self._lease_name(owner, name), src_dir_fd=self._dirs["entries"],
                     dst_dir_fd=self._dirs["leases"], follow_symlinks=False)
@@ -162,7 +162,7 @@ class FilePool(SharedPool):
             os.utime(name, dir_fd=self._dirs["entries"], follow_symlinks=False)  # LRU: a use
         return True
 
-    def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None:
+    def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
         self._unlink("leases", self._lease_name(owner, name))
 
     def _put_staged(self, staging_id: str, value: bytes) -> None:
@@ -174,7 +174,7 @@ class FilePool(SharedPool):
         self._unlink("staging", name)
         return value
 
-    def _insert(self, name: SegmentHash, num_tokens: int, value: bytes,
+    def _insert(self, name: EntryName, num_tokens: int, value: bytes,
                 anchors: list[tuple[bytes, bytes]], charges: list[tuple[str, int]],
                 owner: str) -> str | None:
         with self._locked():
@@ -209,10 +209,10 @@ class FilePool(SharedPool):
             self._write_new("quota", counter, str(total).encode())
         return None
 
-    def _entry_names(self) -> list[SegmentHash]:
-        return [SegmentHash(name) for name in self._listing("entries") if _NAME.match(name)]
+    def _entry_names(self) -> list[EntryName]:
+        return [EntryName(name) for name in self._listing("entries") if _NAME.match(name)]
 
-    def _num_tokens(self, name: SegmentHash) -> int:
+    def _num_tokens(self, name: EntryName) -> int:
         start = self._read("entries", name, HEAD_PROBE_BYTES)
         return 0 if start is None or len(start) < HEAD_PROBE_BYTES else \
             int.from_bytes(start[9:13], "little")
@@ -230,11 +230,11 @@ class FilePool(SharedPool):
             except EntryRejected:
                 continue
 
-    def _delete(self, name: SegmentHash) -> bool:
+    def _delete(self, name: EntryName) -> bool:
         with self._locked():
             return self._delete_locked(name)
 
-    def _delete_locked(self, name: SegmentHash) -> bool:
+    def _delete_locked(self, name: EntryName) -> bool:
         removed = self._unlink("entries", name)
         # Leased copies become unreadable at once: their holders read a miss.
         for lease in self._listing("leases"):

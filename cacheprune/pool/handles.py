@@ -15,7 +15,7 @@ import numpy.typing as npt
 import torch
 
 from cacheprune.pool.config import KVShape
-from cacheprune.retriever import Match, SegmentHash
+from cacheprune.retriever import EntryName, IdentityDigest, Match
 
 DEFAULT_DOMAIN = "default"
 KV_DTYPE = "float32"
@@ -44,14 +44,14 @@ class EntryIdentity:
     def for_shape(cls, model_id: str, policy_version: str, shape: KVShape) -> EntryIdentity:
         return cls(model_id, policy_version, kv_layout(shape), KV_DTYPE)
 
-    def digest(self) -> str:
+    def digest(self) -> IdentityDigest:
         """SHA-256 over the length-prefixed fields (unambiguous, no pickle)."""
         digest = hashlib.sha256(b"cacheprune/identity/v2\x00")
         for text in (self.model_id, self.policy_version, self.kv_layout, self.dtype):
             encoded = text.encode("utf-8")
             digest.update(struct.pack("<I", len(encoded)))
             digest.update(encoded)
-        return digest.hexdigest()
+        return IdentityDigest(digest.hexdigest())
 
 
 @dataclass(slots=True, frozen=True)
@@ -81,7 +81,7 @@ class Lease:
     backend-specific hint (the header length of a shared entry), never a path to follow.
     """
 
-    entry: SegmentHash
+    entry: EntryName
     owner: str
     num_tokens: int
     locator: int = 0
@@ -116,5 +116,5 @@ class StagedSegment:
     """A validated segment waiting for `publish` or `discard`: picklable."""
 
     staging_id: str
-    entry: SegmentHash  # the name it will have once published
+    entry: EntryName  # the name it will have once published
     num_tokens: int

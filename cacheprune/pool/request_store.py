@@ -23,7 +23,7 @@ from cacheprune.pool.handles import (
     StagedSegment,
     kv_layout,
 )
-from cacheprune.retriever import Match, SegmentHash
+from cacheprune.retriever import EntryName, Match
 from cacheprune.tokens import MaskArray, TokenArray
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class RequestStore(abc.ABC):
 
     @abc.abstractmethod
     def publish(self, scope: Scope, owner: str, staged: Sequence[StagedSegment]
-                ) -> list[SegmentHash]:
+                ) -> list[EntryName]:
         """Make staged segments visible in `scope.domain`; returns the names published.
 
         Caller: once per successful request, after it ended well. Consumes every staged

@@ -36,7 +36,7 @@ from cacheprune.pool.errors import (
 )
 from cacheprune.pool.handles import Lease, Scope, SegmentData, StagedSegment
 from cacheprune.pool.request_store import RequestStore
-from cacheprune.retriever import Match, SegmentHash
+from cacheprune.retriever import EntryName, Match
 from cacheprune.tokens import as_mask_array, as_token_array
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -71,7 +71,7 @@ class PoolSession:
         self.owner = owner_name(request_id)
         self.deadline = None if timeout_s is None else store.clock() + timeout_s
         self.state = SessionState.NEW
-        self.published: list[SegmentHash] = []
+        self.published: list[EntryName] = []
         self.discard_reason: str | None = None
         # Every lease taken (released on exit), and which one serves each match: a second
         # lookup of the same tokens returns equal matches with leases of their own.
@@ -170,7 +170,7 @@ class PoolSession:
         positions: Sequence[int] | npt.NDArray[np.integer],
         recompute: Sequence[bool] | npt.NDArray[np.bool_],
         private_mask: Sequence[bool] | npt.NDArray[np.bool_],
-    ) -> SegmentHash:
+    ) -> EntryName:
         """Validate and copy a segment to publish if the request succeeds; returns its name.
 
         Raises (staging nothing) on a private token, a wrong shape/dtype or length.

@@ -35,10 +35,10 @@ from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.quota import quota_limits, window_index
 from cacheprune.pool.store import PoolStore
 from cacheprune.retriever import (
+    EntryName,
     IndexedSegment,
     Match,
     PrefixIndex,
-    SegmentHash,
     anchor_offsets,
     find_matches,
     window_hashes,
@@ -52,15 +52,15 @@ class MediumError(PoolError):
     """The medium (server, disk) failed; the operation is skipped and counted."""
 
 
-def pack_record(name: SegmentHash, offset: int, head_len: int) -> bytes:
+def pack_record(name: EntryName, offset: int, head_len: int) -> bytes:
     return RECORD.pack(bytes.fromhex(name), offset, head_len)
 
 
-def unpack_records(blob: bytes) -> list[tuple[SegmentHash, int, int]]:
+def unpack_records(blob: bytes) -> list[tuple[EntryName, int, int]]:
     """Records of one anchor; a blob that is not a whole number of records is ignored."""
     if len(blob) % RECORD.size:
         return []
-    return [(SegmentHash(raw.hex()), offset, head_len)
+    return [(EntryName(raw.hex()), offset, head_len)
             for raw, offset, head_len in RECORD.iter_unpack(blob)]
 
 
@@ -76,7 +76,7 @@ class SharedPool(PoolStore):
         self.metrics = PoolMetrics()
         self.metrics.budget_bytes.set(config.budget_bytes)
         self._lock = threading.Lock()
-        self._leases: dict[tuple[str, SegmentHash], int] = {}
+        self._leases: dict[tuple[str, EntryName], int] = {}
         self._leased_bytes = 0
         self._audit = AuditLog(config.audit_log_path, self.metrics.audit_failures)
 
@@ -94,7 +94,7 @@ class SharedPool(PoolStore):
     def _remove_record(self, anchor_id: bytes, record: bytes) -> None: ...
 
     @abc.abstractmethod
-    def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
+    def _get_heads(self, wanted: list[tuple[EntryName, int]]) -> list[bytes | None]:
         """The first `head_len` bytes of each named entry (None: no such entry)."""
 
     @abc.abstractmethod
@@ -106,7 +106,7 @@ class SharedPool(PoolStore):
         (False: it is gone)."""
 
     @abc.abstractmethod
-    def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None: ...
+    def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None: ...
 
     @abc.abstractmethod
     def _put_staged(self, staging_id: str, value: bytes) -> None: ...
@@ -115,7 +115,7 @@ class SharedPool(PoolStore):
     def _take_staged(self, staging_id: str) -> bytes | None: ...
 
     @abc.abstractmethod
-    def _insert(self, name: SegmentHash, num_tokens: int, value: bytes,
+    def _insert(self, name: EntryName, num_tokens: int, value: bytes,
                 anchors: list[tuple[bytes, bytes]], charges: list[tuple[str, int]],
                 owner: str) -> str | None:
         """Write the entry if absent (atomically: all its bytes or nothing), charge the quota
@@ -127,7 +127,7 @@ class SharedPool(PoolStore):
         """Authenticated heads of every entry (unreadable ones are skipped)."""
 
     @abc.abstractmethod
-    def _delete(self, name: SegmentHash) -> bool: ...
+    def _delete(self, name: EntryName) -> bool: ...
 
     # ---- requests ------------------------------------------------------------------------
 
@@ -179,8 +179,8 @@ class SharedPool(PoolStore):
         if hashes.size == 0:
             return []
         anchor_ids = self.keys.anchor_ids(scope_tag, hashes)
-        wanted: dict[SegmentHash, int] = {}
-        records_of: dict[SegmentHash, list[tuple[bytes, bytes]]] = {}
+        wanted: dict[EntryName, int] = {}
+        records_of: dict[EntryName, list[tuple[bytes, bytes]]] = {}
         for anchor_id, records in self._get_anchors(anchor_ids).items():
             for name, offset, head_len in unpack_records(records):
                 wanted[name] = head_len
@@ -241,7 +241,7 @@ class SharedPool(PoolStore):
             return None
         return part
 
-    def _miss(self, owner: str | None, name: SegmentHash, reason: str) -> None:
+    def _miss(self, owner: str | None, name: EntryName, reason: str) -> None:
         self.metrics.read_misses.labels(reason=reason).inc()
         self._audit.record("miss", request_id=owner, segment_hash=name, reason=reason)
 
@@ -279,7 +279,7 @@ class SharedPool(PoolStore):
         return StagedSegment(staging_id, name, valid.num_tokens)
 
     def publish(self, scope: Scope, owner: str, staged: Sequence[StagedSegment]
-                ) -> list[SegmentHash]:
+                ) -> list[EntryName]:
         published = []
         for handle in staged:
             try:
@@ -344,7 +344,7 @@ class SharedPool(PoolStore):
 
     # ---- administration ------------------------------------------------------------------
 
-    def invalidate(self, entry: SegmentHash) -> bool:
+    def invalidate(self, entry: EntryName) -> bool:
         removed = self._delete(entry)
         if not removed:
             self.metrics.invalidation_failures.inc()

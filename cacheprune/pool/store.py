@@ -49,7 +49,7 @@ from cacheprune.pool.entry import EntryInfo
 from cacheprune.pool.handles import Scope
 from cacheprune.pool.request_store import RequestStore
 from cacheprune.pool.session import PoolSession
-from cacheprune.retriever import SegmentHash
+from cacheprune.retriever import EntryName
 from cacheprune.tokens import TokenArray
 
 
@@ -70,7 +70,7 @@ class PoolStore(RequestStore):
     # ---- administration ------------------------------------------------------------------
 
     @abc.abstractmethod
-    def invalidate(self, entry: SegmentHash) -> bool:
+    def invalidate(self, entry: EntryName) -> bool:
         """Remove one entry now (a leased one becomes unreadable at once and is freed when
         released); False if there is no such entry. Audited."""
 

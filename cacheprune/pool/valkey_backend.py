@@ -38,7 +38,7 @@ from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import MediumError, SharedPool, pack_record, unpack_records
 from cacheprune.pool.url import PoolURL
-from cacheprune.retriever import SegmentHash
+from cacheprune.retriever import EntryName
 
 logger = logging.getLogger(__name__)
 PREFIX = b"cp:"
@@ -94,7 +94,7 @@ class ValkeyPool(SharedPool):
             raise MediumError(f"pool server {self.url}: {type(error).__name__}") from error
 
     @staticmethod
-    def _entry_key(name: SegmentHash) -> bytes:
+    def _entry_key(name: EntryName) -> bytes:
         return PREFIX + b"e:" + name.encode()
 
     # ---- the medium ----------------------------------------------------------------------
@@ -111,7 +111,7 @@ class ValkeyPool(SharedPool):
         except MediumError:
             self.metrics.store_errors.labels(op="clean").inc()
 
-    def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
+    def _get_heads(self, wanted: list[tuple[EntryName, int]]) -> list[bytes | None]:
         if not wanted:
             return []
         with self._server() as client:
@@ -134,7 +134,7 @@ class ValkeyPool(SharedPool):
                 pipe.touch(self._entry_key(head.name))  # a use, for the server's LRU
             return [bool(touched) for touched in pipe.execute()]
 
-    def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None:
+    def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
         return  # the lease lives in this process only (see the module docstring)
 
     def _put_staged(self, staging_id: str, value: bytes) -> None:
@@ -146,7 +146,7 @@ class ValkeyPool(SharedPool):
             value = client.getdel(PREFIX + b"s:" + staging_id.encode())
         return value if isinstance(value, bytes) else None
 
-    def _insert(self, name: SegmentHash, num_tokens: int, value: bytes,
+    def _insert(self, name: EntryName, num_tokens: int, value: bytes,
                 anchors: list[tuple[bytes, bytes]], charges: list[tuple[str, int]],
                 owner: str) -> str | None:
         with self._server() as client:
@@ -178,10 +178,10 @@ class ValkeyPool(SharedPool):
                 return f"quota:{counter.split('.', 1)[0]}"
         return None
 
-    def _entry_names(self) -> list[SegmentHash]:
+    def _entry_names(self) -> list[EntryName]:
         with self._server() as client:
             keys = list(client.scan_iter(match=PREFIX + b"e:*", count=1000))
-        return [SegmentHash(key[len(PREFIX) + 2 :].decode()) for key in keys]
+        return [EntryName(key[len(PREFIX) + 2 :].decode()) for key in keys]
 
     def _entry_heads(self, enforce_ttl: bool = True) -> Iterable[EntryHead]:
         names = self._entry_names()
@@ -203,7 +203,7 @@ class ValkeyPool(SharedPool):
             except EntryRejected:
                 continue
 
-    def _delete(self, name: SegmentHash) -> bool:
+    def _delete(self, name: EntryName) -> bool:
         with self._server() as client:
             return bool(client.delete(self._entry_key(name)))
 

@@ -12,7 +12,7 @@ import redis
 from pool_helpers import TEST_POOL_KEY, kv_for, make_config, make_pool, publish, scope, segment
 
 from cacheprune.pool import PoolConfigError, open_pool
-from cacheprune.retriever import segment_hash
+from cacheprune.retriever import unkeyed_entry_name
 from cacheprune.tokens import as_token_array
 
 NO_MASK = np.zeros(8, dtype=bool)
@@ -48,7 +48,7 @@ def test_names_do_not_confirm_a_guessed_prompt(shared_url):
     guess = segment(100, 8)
     publish(pool, guess)
     (name,) = stored_values(shared_url)
-    plain = {segment_hash("model-a", "policy-1", as_token_array(guess)),
+    plain = {unkeyed_entry_name("model-a", "policy-1", as_token_array(guess)),
              hashlib.sha256(as_token_array(guess).tobytes()).hexdigest()}
     assert name not in plain
 
