@@ -134,13 +134,14 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
     attacks and leakage check, and the bound's.
     """
     clock = clock or RunClock()
-    engines = {name: Engine(model, tokenizer, policy, config) for name, config in systems.items()}
     reference_kv = None
-    if bound is not None and REFERENCE in engines:
+    if bound is not None and REFERENCE in systems:
         # NOTE: the bound reuses the no-sharing system's full prefill of each prompt rather
         # than computing it again (see eval.bound.reference); no sharing behaves the same.
         reference_kv = KeepReferenceKV()
-        engines[REFERENCE].strategy = reference_kv
+    engines = {name: Engine(model, tokenizer, policy, config,
+                            strategy=reference_kv if name == REFERENCE else None)
+               for name, config in systems.items()}
     results = {name: SystemResult(name) for name in systems}
     documents_seen: set[str] = set()
     for request in tqdm(requests, desc="requests (every system)", unit="req"):
