@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from cacheprune import defaults
 from cacheprune.pool.errors import PoolCapacityError, PoolConfigError
 
 BackpressureMode = Literal["wait", "skip"]
@@ -59,7 +60,7 @@ class PoolConfig:
     # None: an entry is found only from its first tokens (the paper's index); s: also from
     # windows at offsets s, 2s, ... inside it (see cacheprune.retriever.index).
     anchor_stride: int | None = None
-    ttl_s: float | None = 3600.0
+    ttl_s: float | None = defaults.POOL_TTL_S
     backpressure_utilization: float = 0.9
     backpressure_mode: BackpressureMode = "skip"
     backpressure_wait_s: float = 1.0
