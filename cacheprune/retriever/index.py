@@ -5,10 +5,9 @@ By default only each entry's first window is an anchor (the CachePrune paper's i
 `anchor_stride` s, windows starting at offsets 0, s, 2s, ... are anchors too, so a request that
 shares only the middle of an entry (a document whose entry began with another tenant's
 template words) still finds it, at most s - 1 tokens late.
-NOTE: the entry's last window is no anchor. As one, it found the template's closing line after
-a question (the question's last token and the line end the asker's entry) and saved 15 rows
-per warm request, but that KV had attended to another question: on the default workload the
-answers' F1 against full recomputation's fell from 0.80 to 0.68 (isolated mode).
+NOTE: the entry's last window is no anchor: the end of an entry is where its KV has attended
+to the most of its publisher's text (the template's closing line after another tenant's
+question), so a match found from there reuses the least context-free KV (see docs/pool.md).
 
 The pool owns one and keeps it equal to its set of visible entries (added on publish, removed on
 evict, expiry and invalidation); the retriever only reads it.
