@@ -17,7 +17,7 @@ import numpy as np
 
 from cacheprune.detectors import load_policy
 from cacheprune.models import converted_folder, load_tokenizer
-from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving import render_prompt
 from eval.data import load_documents
 from eval.masked import fully_masked_slots
 from eval.workload import WorkloadConfig, build_requests

@@ -25,9 +25,7 @@ def _values(count: int) -> list[str]:
 
 
 def _decode_step_s() -> float:
-    from cacheprune.engine import load_default
-    from cacheprune.engine.generate import SamplingParams, generate
-    from cacheprune.engine.plan import PrefillPlan
+    from cacheprune.engine import PrefillPlan, SamplingParams, generate, load_default
 
     model, tokenizer = load_default()
     ids = tokenizer.encode("The quick brown fox jumps over the lazy dog. " * 40).ids

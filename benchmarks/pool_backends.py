@@ -95,8 +95,7 @@ def two_machines(url: str) -> dict[str, float]:
 
 
 def read_against_recompute(url: str, num_tokens: int = 2048) -> tuple[float, float]:
-    from cacheprune.engine import load_default
-    from cacheprune.engine.plan import PrefillPlan
+    from cacheprune.engine import PrefillPlan, load_default
 
     model, _ = load_default()
     shape = KVShape(model.config.num_layers, model.config.num_kv_heads, model.config.head_dim)

@@ -83,8 +83,7 @@ def run_setup(setup: str, repeats: int, doc_tokens: int, work_dir: Path) -> None
     from vllm import LLM, SamplingParams
 
     from cacheprune.detectors import load_policy
-    from cacheprune.models.convert import converted_folder
-    from cacheprune.models.tokenizer import load_tokenizer
+    from cacheprune.models import converted_folder, load_tokenizer
     from cacheprune.vllm import kv_transfer_config
 
     folder = str(converted_folder())

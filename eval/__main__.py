@@ -17,8 +17,13 @@ from pathlib import Path
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams, Transformer, load_default
-from cacheprune.models import ChatTokenizer, converted_folder, load_tokenizer, model_identity
-from cacheprune.models.hf_loader import read_config
+from cacheprune.models import (
+    ChatTokenizer,
+    converted_folder,
+    load_tokenizer,
+    model_identity,
+    read_config,
+)
 from eval.attacks import AttackSettings
 from eval.attacks.oracles import ORACLES
 from eval.bound import OracleBound

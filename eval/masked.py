@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving import render_prompt
 from eval.workload import Request
 
 

@@ -155,13 +155,14 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
     clock = clock or RunClock()
     # The reference serves each request first: the others score its answer under their KV.
     order = sorted(systems, key=lambda name: name != REFERENCE)
-    engines = {name: Engine(model, tokenizer, policy, systems[name]) for name in order}
     reference_kv = None
-    if bound is not None and REFERENCE in engines:
+    if bound is not None and REFERENCE in systems:
         # NOTE: the bound reuses the no-sharing system's full prefill of each prompt rather
         # than computing it again (see eval.bound.reference); no sharing behaves the same.
         reference_kv = KeepReferenceKV()
-        engines[REFERENCE].strategy = reference_kv
+    engines = {name: Engine(model, tokenizer, policy, systems[name],
+                            strategy=reference_kv if name == REFERENCE else None)
+               for name in order}
     results = {name: SystemResult(name) for name in systems}
     documents_seen: set[str] = set()
     for request in tqdm(requests, desc="requests (every system)", unit="req"):

@@ -29,11 +29,10 @@ import numpy as np
 from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
-from cacheprune.engine.generate import RequestStats
+from cacheprune.engine import RequestStats
 from cacheprune.models import ChatTokenizer, Encoding
-from cacheprune.serving import RequestRecord
-from cacheprune.serving.prompt import PublicRange, RenderedPrompt, render
-from cacheprune.vllm.settings import PUBLIC_RANGES_KEY
+from cacheprune.serving import PublicRange, RenderedPrompt, RequestRecord, render
+from cacheprune.vllm import PUBLIC_RANGES_KEY
 from eval.metrics import recovery
 from eval.runner import SystemResult, first_request_per_tenant, request_result
 from eval.vllm_probe import probe_cached_counts

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving.prompt import Messages
+from cacheprune.serving import Messages
 from eval.attacks.direct import NAME_SLOT, DirectLeakage, wrong_token
 from eval.workload import Request
 

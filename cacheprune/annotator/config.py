@@ -6,6 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cacheprune import defaults
+
 
 class RecomputeAboveShare(BaseModel):
     """Mark a token when more than `share` of its attention goes to tokens before its segment."""
@@ -46,7 +48,7 @@ class AnnotatorConfig(BaseModel):
 
     # NOTE: 64 is where fixed windows inside a real paper start to be self-contextualized on
     # the default model (docs/annotator.md); shorter segments are rarely worth a pool entry.
-    min_len: int = Field(default=64, ge=1)
+    min_len: int = Field(default=defaults.MIN_SEGMENT_TOKENS, ge=1)
     max_len: int | None = Field(default=None, ge=1)
     # A segment is kept when internal >= ratio * external.
     ratio: float = Field(default=1.0, gt=0.0)

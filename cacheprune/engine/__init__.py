@@ -12,6 +12,7 @@ from cacheprune.engine.plan import (
     PrefillResult,
     ReusedSpan,
 )
+from cacheprune.engine.rope import move_keys
 
 __all__ = [
     "AttentionCapture",
@@ -27,4 +28,5 @@ __all__ = [
     "generate",
     "load_default",
     "load_model",
+    "move_keys",
 ]

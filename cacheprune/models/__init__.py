@@ -7,6 +7,7 @@ of these modules imports `cacheprune.engine`.
 
 from cacheprune.models.config import ModelConfig, ModelLoadError, RopeScaling
 from cacheprune.models.convert import converted_folder
+from cacheprune.models.hf_loader import read_config
 from cacheprune.models.sources import default_model_path, model_identity, resolve_source
 from cacheprune.models.tokenizer import ChatTokenizer, Encoding, load_tokenizer
 
@@ -20,5 +21,6 @@ __all__ = [
     "default_model_path",
     "load_tokenizer",
     "model_identity",
+    "read_config",
     "resolve_source",
 ]

@@ -15,22 +15,22 @@ from cacheprune.pool.errors import (
     SessionStateError,
     SessionTimeoutError,
 )
-from cacheprune.pool.factory import open_pool, parse_pool_url
-from cacheprune.pool.keys import POOL_KEY_ENV, PoolKey
-from cacheprune.pool.session import PoolSession, SessionState
-from cacheprune.pool.store import (
+from cacheprune.pool.factory import open_pool
+from cacheprune.pool.handles import (
     DEFAULT_DOMAIN,
     EntryIdentity,
     Lease,
     LookupResult,
-    PoolStore,
     Scope,
     SegmentData,
     StagedSegment,
     kv_layout,
 )
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.matching import Match
+from cacheprune.pool.keys import POOL_KEY_ENV, PoolKey
+from cacheprune.pool.session import PoolSession, SessionState
+from cacheprune.pool.store import PoolStore
+from cacheprune.pool.url import PoolURL, parse_pool_url
+from cacheprune.retriever import EntryName, Match
 
 __all__ = [
     "DEFAULT_DOMAIN",
@@ -51,11 +51,12 @@ __all__ = [
     "PoolKey",
     "PoolSession",
     "PoolStore",
+    "PoolURL",
     "PrivateTokenError",
     "PromptTooLongError",
     "Scope",
     "SegmentData",
-    "SegmentHash",
+    "EntryName",
     "SegmentKV",
     "SessionState",
     "SessionStateError",

@@ -17,7 +17,7 @@ import struct
 
 from cacheprune.pool.codec import head_len_bounds
 from cacheprune.pool.config import PoolConfig
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.retriever import EntryName
 
 RECORD = struct.Struct("<32sII")  # entry name (raw SHA-256), anchor offset, head length
 # NOTE: the oldest, not the newest: records appended by whoever can write the store cannot push
@@ -27,10 +27,10 @@ MAX_RECORDS_PER_ANCHOR = 64
 MAX_ANCHOR_BYTES = MAX_RECORDS_PER_ANCHOR * RECORD.size
 MAX_CANDIDATES_PER_LOOKUP = 1024
 
-AnchorRecord = tuple[SegmentHash, int, int]
+AnchorRecord = tuple[EntryName, int, int]
 
 
-def pack_record(name: SegmentHash, offset: int, head_len: int) -> bytes:
+def pack_record(name: EntryName, offset: int, head_len: int) -> bytes:
     return RECORD.pack(bytes.fromhex(name), offset, head_len)
 
 
@@ -46,7 +46,7 @@ def unpack_records(blob: bytes, config: PoolConfig) -> tuple[list[AnchorRecord],
         raw = head[start : start + RECORD.size]
         name, offset, head_len = RECORD.unpack(raw)
         if low <= head_len <= high and offset < config.max_context_tokens:
-            usable.append((SegmentHash(name.hex()), offset, head_len))
+            usable.append((EntryName(name.hex()), offset, head_len))
         else:
             refused.append(raw)
     return usable, refused

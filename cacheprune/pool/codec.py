@@ -34,9 +34,9 @@ from cryptography.exceptions import InvalidTag
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import SegmentKV, ValidSegment
 from cacheprune.pool.errors import InvalidEntryError
+from cacheprune.pool.handles import EntryIdentity
 from cacheprune.pool.keys import TAG_BYTES, PoolKeys
-from cacheprune.pool.store import EntryIdentity
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.retriever import EntryName
 from cacheprune.tokens import TokenArray
 
 MAGIC = b"CPKV"
@@ -67,7 +67,7 @@ class EntryRejected(Exception):  # noqa: N818 - a verdict, caught by the backend
 class EntryHead:
     """What a lookup learns from an entry without its KV."""
 
-    name: SegmentHash
+    name: EntryName
     identity: EntryIdentity
     tenant_tag: str
     domain_tag: str
@@ -110,7 +110,7 @@ def _stored_bytes(tensor: torch.Tensor, stored_dtype: str) -> bytes:
     return stored.view(torch.int16).numpy().astype("<i2").tobytes()
 
 
-def encode_entry(keys: PoolKeys, name: SegmentHash, identity: EntryIdentity, scope_tag: str,
+def encode_entry(keys: PoolKeys, name: EntryName, identity: EntryIdentity, scope_tag: str,
                  tenant_tag: str, domain_tag: str, created_at: float, segment: ValidSegment,
                  stored_dtype: str = "float16") -> tuple[bytes, int]:
     """The entry's bytes and its head length (what index records carry)."""
@@ -176,7 +176,7 @@ def peek_tags(start: bytes) -> tuple[int, str, str] | None:
         return None
 
 
-def decode_head(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConfig,
+def decode_head(keys: PoolKeys, name: EntryName, data: bytes, config: PoolConfig,
                 now: float, *, enforce_ttl: bool = True) -> EntryHead:
     """Parse, authenticate and decrypt the head; raises `EntryRejected` with a reason code.
     `enforce_ttl=False` accepts expired entries (to find and remove them)."""
@@ -224,7 +224,7 @@ def decode_head(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConf
                      marks.astype(np.bool_), head_len + TAG_BYTES, stored_dtype)
 
 
-def decode_part(keys: PoolKeys, name: SegmentHash, data: bytes, config: PoolConfig,
+def decode_part(keys: PoolKeys, name: EntryName, data: bytes, config: PoolConfig,
                 now: float, start: int, stop: int) -> tuple[EntryHead, SegmentKV]:
     """Authenticate and decrypt the whole entry, then copy out tokens [start, stop) of its KV
     as float32."""

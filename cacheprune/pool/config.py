@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from cacheprune import defaults
 from cacheprune.pool.errors import PoolCapacityError, PoolConfigError
 
 BackpressureMode = Literal["wait", "skip"]
@@ -43,7 +44,7 @@ class KVShape:
 
 @dataclass(slots=True, frozen=True)
 class PoolConfig:
-    """Settings of one pool; `KVPool` checks at construction that the budget is large enough.
+    """Settings of one pool; `open_pool` refuses a budget that cannot hold one whole context.
 
     `min_entry_tokens` is the retriever's window K: shorter entries are refused and shorter
     matches are never made. `ttl_s=None` keeps entries until evicted or invalidated.
@@ -60,7 +61,7 @@ class PoolConfig:
     # None: an entry is found only from its first tokens (the paper's index); s: also from
     # windows at offsets s, 2s, ... inside it (see cacheprune.retriever.index).
     anchor_stride: int | None = None
-    ttl_s: float | None = 3600.0
+    ttl_s: float | None = defaults.POOL_TTL_S
     backpressure_utilization: float = 0.9
     backpressure_mode: BackpressureMode = "skip"
     backpressure_wait_s: float = 1.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,12 +12,9 @@ import torch
 
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import InvalidEntryError, PrivateTokenError
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.index import IndexedSegment
+from cacheprune.pool.handles import SegmentData
+from cacheprune.retriever import EntryName, IndexedSegment
 from cacheprune.tokens import TokenArray, as_token_array
-
-if TYPE_CHECKING:
-    from cacheprune.pool.store import SegmentData
 
 
 class EntryState(enum.Enum):
@@ -42,7 +39,7 @@ class PoolEntry:
     state: EntryState = EntryState.LIVE
 
     @property
-    def segment_hash(self) -> SegmentHash:
+    def segment_hash(self) -> EntryName:
         return self.segment.segment_hash
 
     @property
@@ -56,7 +53,7 @@ class EntryInfo:
 
     `created_at` is in the store's clock (monotonic for memory://, wall clock otherwise)."""
 
-    segment_hash: SegmentHash
+    segment_hash: EntryName
     model_id: str
     policy_version: str
     num_tokens: int

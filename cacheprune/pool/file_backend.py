@@ -41,13 +41,13 @@ from cacheprune.pool.codec import (
 )
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import PoolConfigError
-from cacheprune.pool.factory import PoolURL
 from cacheprune.pool.file_folder import open_pool_folder
+from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import SharedPool
 from cacheprune.pool.shared_medium import Garbled, MediumError
-from cacheprune.pool.store import Lease
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.pool.url import PoolURL
+from cacheprune.retriever import EntryName
 
 _NAME = re.compile(r"^[0-9a-f]{64}$")
 _OWNER = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
@@ -88,7 +88,7 @@ class FilePool(SharedPool):
         with os.fdopen(descriptor, "rb") as file:
             info = os.fstat(file.fileno())
             if not stat.S_ISREG(info.st_mode):
-                self._miss(None, SegmentHash(name), "not_regular")
+                self._miss(None, EntryName(name), "not_regular")
                 return None
             if records and info.st_size % RECORD.size:
                 return b"\x00"  # garbled
@@ -167,7 +167,7 @@ class FilePool(SharedPool):
                 else:
                     self._unlink("anchors", anchor_id.hex())
 
-    def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
+    def _get_heads(self, wanted: list[tuple[EntryName, int]]) -> list[bytes | None]:
         return [self._read("entries", _checked(_NAME, name, "entry name"), head_len)
                 for name, head_len in wanted]
 
@@ -186,13 +186,13 @@ class FilePool(SharedPool):
         self._write_new("tombstones", _checked(_SUBJECT, subject, "tombstone"), value)
 
     @staticmethod
-    def _lease_name(owner: str, name: SegmentHash) -> str:
+    def _lease_name(owner: str, name: EntryName) -> str:
         return f"{_checked(_OWNER, owner, 'owner')}~{_checked(_NAME, name, 'entry name')}"
 
     def _pin_all(self, owner: str, heads: list[EntryHead]) -> list[bool]:
         return [self._pin(owner, head.name) for head in heads]
 
-    def _pin(self, owner: str, name: SegmentHash) -> bool:
+    def _pin(self, owner: str, name: EntryName) -> bool:
         try:
             os.link(name, self._lease_name(owner, name), src_dir_fd=self._dirs["entries"],
                     dst_dir_fd=self._dirs["leases"], follow_symlinks=False)
@@ -206,7 +206,7 @@ class FilePool(SharedPool):
             os.utime(name, dir_fd=self._dirs["entries"], follow_symlinks=False)  # LRU: a use
         return True
 
-    def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None:
+    def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
         self._unlink("leases", self._lease_name(owner, name))
 
     def _put_staged(self, staging_id: str, value: bytes) -> None:
@@ -267,8 +267,8 @@ class FilePool(SharedPool):
             self._write_new("quota", counter, str(total).encode())
         return None
 
-    def _entry_names(self) -> list[SegmentHash]:
-        return [SegmentHash(name) for name in self._listing("entries") if _NAME.match(name)]
+    def _entry_names(self) -> list[EntryName]:
+        return [EntryName(name) for name in self._listing("entries") if _NAME.match(name)]
 
     def _entry_heads(self, enforce_ttl: bool = True) -> Iterable[EntryHead]:
         now = self.clock()
@@ -283,11 +283,11 @@ class FilePool(SharedPool):
             except EntryRejected:
                 continue
 
-    def _delete(self, name: SegmentHash) -> bool:
+    def _delete(self, name: EntryName) -> bool:
         with self._locked():
             return self._delete_locked(name)
 
-    def _delete_locked(self, name: SegmentHash) -> bool:
+    def _delete_locked(self, name: EntryName) -> bool:
         removed = self._unlink("entries", name)
         # Leased copies become unreadable at once: their holders read a miss.
         for lease in self._listing("leases"):
@@ -297,7 +297,7 @@ class FilePool(SharedPool):
 
     # ---- budget, shares, eviction, expiry (under the lock) -------------------------------
 
-    def _stored_locked(self) -> list[tuple[int, SegmentHash, int, int, str, str]]:
+    def _stored_locked(self) -> list[tuple[int, EntryName, int, int, str, str]]:
         """(mtime, name, bytes, links, tenant tag, domain tag) of every entry, oldest use
         first; tags unauthenticated (accounting only)."""
         stored = []

@@ -30,8 +30,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from cacheprune.pool.errors import PoolConfigError
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.rolling import MERSENNE_61
+from cacheprune.retriever import MERSENNE_61, DomainTag, EntryName, IdentityDigest
 from cacheprune.tokens import TokenArray
 
 POOL_KEY_ENV = "CACHEPRUNE_POOL_KEY"
@@ -98,7 +97,7 @@ class PoolKeys:
         seed = int.from_bytes(key.derive("rolling-base")[:16], "little")
         self.hash_base = _BASE_FLOOR + seed % (MERSENNE_61 - 1 - _BASE_FLOOR)
 
-    def scope_tag(self, identity_digest: str, domain: str) -> str:
+    def scope_tag(self, identity_digest: IdentityDigest, domain: str) -> str:
         """Hex tag of (identity, sharing domain): part of every name and anchor of a scope."""
         return self._mac(self._who_key, b"scope", identity_digest.encode(), domain.encode())
 
@@ -110,13 +109,14 @@ class PoolKeys:
         """Keyed name of a store counter (quota windows): unpredictable without the key."""
         return self._mac(self._who_key, b"counter", label.encode())[:32]
 
-    def domain_tag(self, domain: str) -> str:
-        return self._mac(self._who_key, b"domain", domain.encode())[:32]
+    def domain_tag(self, domain: str) -> DomainTag:
+        """What entries record instead of the name of the sharing domain they are found in."""
+        return DomainTag(self._mac(self._who_key, b"domain", domain.encode())[:32])
 
-    def entry_name(self, scope_tag: str, token_ids: TokenArray) -> SegmentHash:
+    def entry_name(self, scope_tag: str, token_ids: TokenArray) -> EntryName:
         """The keyed name of the entry holding exactly `token_ids` in that scope."""
         tokens = np.ascontiguousarray(token_ids, dtype="<u4")
-        return SegmentHash(self._mac(self._name_key, scope_tag.encode(),
+        return EntryName(self._mac(self._name_key, scope_tag.encode(),
                                      struct.pack("<I", tokens.shape[0]), tokens.tobytes()))
 
     def anchor_ids(self, scope_tag: str, window_hashes: npt.NDArray[np.uint64]

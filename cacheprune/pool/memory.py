@@ -14,20 +14,12 @@ from collections.abc import Callable, Sequence
 from cacheprune.pool.audit import AuditEvent, AuditLog
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, EntryState, PoolEntry, SegmentKV, validate_segment
+from cacheprune.pool.handles import Lease, LookupResult, Scope, SegmentData, StagedSegment
 from cacheprune.pool.keys import PoolKey, PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.quota import QuotaLedger, share_limits
-from cacheprune.pool.store import (
-    Lease,
-    LookupResult,
-    PoolStore,
-    Scope,
-    SegmentData,
-    StagedSegment,
-)
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.index import IndexedSegment, PrefixIndex
-from cacheprune.retriever.matching import Match, find_matches
+from cacheprune.pool.store import PoolStore
+from cacheprune.retriever import EntryName, IndexedSegment, Match, PrefixIndex, find_matches
 from cacheprune.tokens import MaskArray, TokenArray
 
 
@@ -49,13 +41,13 @@ class MemoryPool(PoolStore):
         self.clock = clock
         self.keys = PoolKeys(key or PoolKey.random())
         self._cond = threading.Condition(threading.Lock())
-        self._entries: OrderedDict[SegmentHash, PoolEntry] = OrderedDict()  # LRU first
+        self._entries: OrderedDict[EntryName, PoolEntry] = OrderedDict()  # LRU first
         # (publish time, name) in publish order, for TTL expiry; names, not entries, so that an
         # evicted entry's KV is not kept alive until its TTL would have run out.
-        self._by_age: deque[tuple[float, SegmentHash]] = deque()
+        self._by_age: deque[tuple[float, EntryName]] = deque()
         self._index = PrefixIndex(config.min_entry_tokens, hash_base or self.keys.hash_base,
                                   config.anchor_stride)
-        self._lease_table: dict[tuple[str, SegmentHash], list[PoolEntry]] = {}
+        self._lease_table: dict[tuple[str, EntryName], list[PoolEntry]] = {}
         self._staged: dict[str, PoolEntry] = {}
         self._quota = QuotaLedger()
         self._bytes_in_use = 0
@@ -172,7 +164,7 @@ class MemoryPool(PoolStore):
         return StagedSegment(staging_id, name, valid.num_tokens)
 
     def publish(self, scope: Scope, owner: str, staged: Sequence[StagedSegment]
-                ) -> list[SegmentHash]:
+                ) -> list[EntryName]:
         with self._cond:
             self._purge_expired_locked()
             published = []
@@ -192,13 +184,13 @@ class MemoryPool(PoolStore):
                 self._staged.pop(handle.staging_id, None)
                 self._reject_locked(owner, handle.entry, reason)
 
-    def _reject_locked(self, owner: str, name: SegmentHash, reason: str) -> None:
+    def _reject_locked(self, owner: str, name: EntryName, reason: str) -> None:
         self.metrics.rejected.labels(reason=reason).inc()
         self._audit.record("reject", request_id=owner, segment_hash=name, reason=reason)
 
     # ---- administration ------------------------------------------------------------------
 
-    def invalidate(self, entry: SegmentHash) -> bool:
+    def invalidate(self, entry: EntryName) -> bool:
         with self._cond:
             found = self._entries.get(entry)
             if found is None:

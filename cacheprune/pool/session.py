@@ -1,4 +1,4 @@
-"""One request's view of a pool, on the public `PoolStore` interface only.
+"""One request's view of a pool, on the request half of the store interface (`RequestStore`) only.
 
     with store.session(request_id, scope, timeout_s=30) as s:
         matches = s.lookup(token_ids, private_mask)   # leases the matched entries
@@ -22,7 +22,6 @@ import re
 import secrets
 from collections.abc import Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -35,13 +34,10 @@ from cacheprune.pool.errors import (
     SessionStateError,
     SessionTimeoutError,
 )
-from cacheprune.pool.store import Lease, Scope, SegmentData, StagedSegment
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.matching import Match
+from cacheprune.pool.handles import Lease, Scope, SegmentData, StagedSegment
+from cacheprune.pool.request_store import RequestStore
+from cacheprune.retriever import EntryName, Match
 from cacheprune.tokens import as_mask_array, as_token_array
-
-if TYPE_CHECKING:
-    from cacheprune.pool.store import PoolStore
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -67,7 +63,7 @@ class PoolSession:
         "discard_reason", "_leases", "_lease_of", "_staged", "_committed", "_abort_reason",
     )
 
-    def __init__(self, store: PoolStore, request_id: str, scope: Scope,
+    def __init__(self, store: RequestStore, request_id: str, scope: Scope,
                  timeout_s: float | None) -> None:
         self.store = store
         self.request_id = request_id
@@ -75,7 +71,7 @@ class PoolSession:
         self.owner = owner_name(request_id)
         self.deadline = None if timeout_s is None else store.clock() + timeout_s
         self.state = SessionState.NEW
-        self.published: list[SegmentHash] = []
+        self.published: list[EntryName] = []
         self.discard_reason: str | None = None
         # Every lease taken (released on exit), and which one serves each match: a second
         # lookup of the same tokens returns equal matches with leases of their own.
@@ -174,7 +170,7 @@ class PoolSession:
         positions: Sequence[int] | npt.NDArray[np.integer],
         recompute: Sequence[bool] | npt.NDArray[np.bool_],
         private_mask: Sequence[bool] | npt.NDArray[np.bool_],
-    ) -> SegmentHash:
+    ) -> EntryName:
         """Validate and copy a segment to publish if the request succeeds; returns its name.
 
         Raises (staging nothing) on a private token, a wrong shape/dtype or length.

@@ -43,24 +43,23 @@ from cacheprune.pool.codec import (
 )
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import SegmentKV, validate_segment
+from cacheprune.pool.handles import Lease, LookupResult, Scope, SegmentData, StagedSegment
 from cacheprune.pool.keys import PoolKey, PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.quota import quota_counter_name, quota_limits, share_limits
 from cacheprune.pool.shared_admin import SharedAdmin
 from cacheprune.pool.shared_medium import MediumError
-from cacheprune.pool.store import (
-    Lease,
-    LookupResult,
-    PoolStore,
-    Scope,
-    SegmentData,
-    StagedSegment,
-)
+from cacheprune.pool.store import PoolStore
 from cacheprune.pool.tombstones import TombstoneMemory
-from cacheprune.retriever.identity import SegmentHash
-from cacheprune.retriever.index import IndexedSegment, PrefixIndex, anchor_offsets
-from cacheprune.retriever.matching import Match, find_matches
-from cacheprune.retriever.rolling import window_hashes
+from cacheprune.retriever import (
+    EntryName,
+    IndexedSegment,
+    Match,
+    PrefixIndex,
+    anchor_offsets,
+    find_matches,
+    window_hashes,
+)
 from cacheprune.tokens import MaskArray, TokenArray
 
 Result = TypeVar("Result")
@@ -83,7 +82,7 @@ class SharedPool(SharedAdmin, PoolStore):
         self.breaker = CircuitBreaker(config.breaker_cooldown_s, time.monotonic)
         self.tombstones = TombstoneMemory()
         self._lock = threading.Lock()
-        self._leases: dict[tuple[str, SegmentHash], int] = {}
+        self._leases: dict[tuple[str, EntryName], int] = {}
         self._leased_bytes = 0
         self._read_bytes_per_s: float | None = None
         self._audit = AuditLog(config.audit_log_path, self.metrics.audit_failures)
@@ -174,8 +173,8 @@ class SharedPool(SharedAdmin, PoolStore):
         if hashes.size == 0:
             return []
         found, garbled = self._get_anchors(self.keys.anchor_ids(scope_tag, hashes))
-        wanted: dict[SegmentHash, int] = {}
-        records_of: dict[SegmentHash, list[tuple[bytes, bytes, int]]] = {}
+        wanted: dict[EntryName, int] = {}
+        records_of: dict[EntryName, list[tuple[bytes, bytes, int]]] = {}
         dropped: dict[bytes, set[bytes]] = {}
         for anchor_id, anchor_blob in found.items():
             usable, refused = unpack_records(anchor_blob, self.config)
@@ -299,8 +298,8 @@ class SharedPool(SharedAdmin, PoolStore):
         return StagedSegment(staging_id, name, valid.num_tokens)
 
     def publish(self, scope: Scope, owner: str, staged: Sequence[StagedSegment]
-                ) -> list[SegmentHash]:
-        published: list[SegmentHash] = []
+                ) -> list[EntryName]:
+        published: list[EntryName] = []
         for handle in staged:
             reason: str | None = self._guarded("publish", partial(self._publish_one, owner,
                                                                   handle), _STORE_ERROR)
@@ -367,7 +366,7 @@ class SharedPool(SharedAdmin, PoolStore):
         with self._lock:
             return self._leased_bytes
 
-    def _leased_names(self) -> set[SegmentHash]:
+    def _leased_names(self) -> set[EntryName]:
         with self._lock:
             return {name for _, name in self._leases}
 

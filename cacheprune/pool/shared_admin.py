@@ -18,7 +18,7 @@ from cacheprune.pool.tombstones import (
     entry_subject,
     tenant_subject,
 )
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.retriever import EntryName
 from cacheprune.tokens import TokenArray
 
 
@@ -57,7 +57,7 @@ class SharedAdmin(SharedMedium):
         ttl = self.config.ttl_s
         return None if ttl is None else ttl + MAX_CLOCK_SKEW_S
 
-    def invalidate(self, entry: SegmentHash) -> bool:
+    def invalidate(self, entry: EntryName) -> bool:
         self._bury(entry_subject(entry))
         removed = self._delete(entry)
         if not removed:

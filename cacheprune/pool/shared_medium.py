@@ -14,11 +14,11 @@ from cacheprune.pool.audit import AuditLog
 from cacheprune.pool.codec import EntryHead
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import PoolError
+from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
-from cacheprune.pool.store import Lease
 from cacheprune.pool.tombstones import TombstoneMemory
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.retriever import EntryName
 
 # Anchors that are not a value we could have written (another type, a length that is no
 # whole number of records): the lookup counts them and the medium deletes them.
@@ -39,7 +39,7 @@ class SharedMedium(abc.ABC):
     tombstones: TombstoneMemory
     _audit: AuditLog
 
-    def _miss(self, owner: str | None, name: SegmentHash, reason: str) -> None:
+    def _miss(self, owner: str | None, name: EntryName, reason: str) -> None:
         self.metrics.read_misses.labels(reason=reason).inc()
         self._audit.record("miss", request_id=owner, segment_hash=name, reason=reason)
 
@@ -54,7 +54,7 @@ class SharedMedium(abc.ABC):
         and delete the garbled anchors."""
 
     @abc.abstractmethod
-    def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
+    def _get_heads(self, wanted: list[tuple[EntryName, int]]) -> list[bytes | None]:
         """The first `head_len` bytes of each named entry (None: no such entry)."""
 
     @abc.abstractmethod
@@ -73,7 +73,7 @@ class SharedMedium(abc.ABC):
         (False: it is gone)."""
 
     @abc.abstractmethod
-    def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None: ...
+    def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None: ...
 
     @abc.abstractmethod
     def _put_staged(self, staging_id: str, value: bytes) -> None: ...
@@ -95,4 +95,4 @@ class SharedMedium(abc.ABC):
         """Authenticated heads of every entry (unreadable ones are skipped)."""
 
     @abc.abstractmethod
-    def _delete(self, name: SegmentHash) -> bool: ...
+    def _delete(self, name: EntryName) -> bool: ...

@@ -50,13 +50,13 @@ from cacheprune.pool.codec import (
     head_length,
 )
 from cacheprune.pool.config import PoolConfig
-from cacheprune.pool.factory import PoolURL
+from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import SharedPool
 from cacheprune.pool.shared_medium import Garbled, MediumError
-from cacheprune.pool.store import Lease
+from cacheprune.pool.url import PoolURL
 from cacheprune.pool.valkey_scripts import PROBE_ANCHORS, REWRITE_ANCHOR
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.retriever import EntryName
 
 logger = logging.getLogger(__name__)
 PREFIX = b"cp:"
@@ -93,7 +93,7 @@ class ValkeyPool(SharedPool):
             raise MediumError(f"pool server {self.url}: {type(error).__name__}") from error
 
     @staticmethod
-    def _entry_key(name: SegmentHash) -> bytes:
+    def _entry_key(name: EntryName) -> bytes:
         return PREFIX + b"e:" + name.encode()
 
     # ---- the medium ----------------------------------------------------------------------
@@ -120,7 +120,7 @@ class ValkeyPool(SharedPool):
                 pipe.delete(PREFIX + b"a:" + anchor_id)
             pipe.execute()
 
-    def _get_heads(self, wanted: list[tuple[SegmentHash, int]]) -> list[bytes | None]:
+    def _get_heads(self, wanted: list[tuple[EntryName, int]]) -> list[bytes | None]:
         if not wanted:
             return []
         with self._server() as client:
@@ -161,7 +161,7 @@ class ValkeyPool(SharedPool):
                 pipe.touch(self._entry_key(head.name))  # a use, for the server's LRU
             return [bool(touched) for touched in pipe.execute()]
 
-    def _unpin(self, owner: str, name: SegmentHash, num_tokens: int) -> None:
+    def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
         return  # the lease lives in this process only (see the module docstring)
 
     def _put_staged(self, staging_id: str, value: bytes) -> None:
@@ -226,7 +226,7 @@ class ValkeyPool(SharedPool):
         except redis.ResponseError:  # not ours: start the set again
             client.delete(owned)
             members = []
-        parsed = [(member, SegmentHash(found.group(1)), int(found.group(2)))
+        parsed = [(member, EntryName(found.group(1)), int(found.group(2)))
                   for member in members if (found := _OWNED.match(member))]
         pipe = client.pipeline(transaction=False)
         for _, name, _ in parsed:
@@ -270,7 +270,7 @@ class ValkeyPool(SharedPool):
                 return f"quota:{counter.split('.', 1)[0]}"
         return None
 
-    def _entry_names(self) -> list[SegmentHash]:
+    def _entry_names(self) -> list[EntryName]:
         """Names of the keys that are entries we could have written (others are skipped)."""
         with self._server() as client:
             keys = list(client.scan_iter(match=PREFIX + b"e:*", count=1000))
@@ -278,7 +278,7 @@ class ValkeyPool(SharedPool):
         for key in keys:
             matched = _ENTRY_KEY.match(key)
             if matched:
-                names.append(SegmentHash(matched.group(1).decode("ascii")))
+                names.append(EntryName(matched.group(1).decode("ascii")))
         return names
 
     def _entry_heads(self, enforce_ttl: bool = True) -> Iterable[EntryHead]:
@@ -304,7 +304,7 @@ class ValkeyPool(SharedPool):
             except EntryRejected:
                 continue
 
-    def _delete(self, name: SegmentHash) -> bool:
+    def _delete(self, name: EntryName) -> bool:
         with self._server() as client:
             return bool(client.delete(self._entry_key(name)))
 

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from cacheprune.retriever.identity import SegmentHash, segment_hash
-from cacheprune.retriever.index import IndexedSegment, PrefixIndex
-from cacheprune.retriever.matching import Match, MatchResult, find_matches
+from cacheprune.retriever.identity import DomainTag, EntryName, IdentityDigest, unkeyed_entry_name
+from cacheprune.retriever.index import IndexedSegment, PrefixIndex, anchor_offsets
+from cacheprune.retriever.matching import EntryNaming, Match, MatchResult, find_matches
 from cacheprune.retriever.rolling import MERSENNE_61, random_base, window_hashes
 
 __all__ = [
+    "DomainTag",
+    "EntryNaming",
+    "IdentityDigest",
     "MERSENNE_61",
     "IndexedSegment",
     "Match",
     "MatchResult",
     "PrefixIndex",
-    "SegmentHash",
+    "anchor_offsets",
+    "EntryName",
     "find_matches",
     "random_base",
-    "segment_hash",
+    "unkeyed_entry_name",
     "window_hashes",
 ]

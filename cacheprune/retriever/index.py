@@ -5,10 +5,9 @@ By default only each entry's first window is an anchor (the CachePrune paper's i
 `anchor_stride` s, windows starting at offsets 0, s, 2s, ... are anchors too, so a request that
 shares only the middle of an entry (a document whose entry began with another tenant's
 template words) still finds it, at most s - 1 tokens late.
-NOTE: the entry's last window is no anchor. As one, it found the template's closing line after
-a question (the question's last token and the line end the asker's entry) and saved 15 rows
-per warm request, but that KV had attended to another question: on the default workload the
-answers' F1 against full recomputation's fell from 0.80 to 0.68 (isolated mode).
+NOTE: the entry's last window is no anchor: the end of an entry is where its KV has attended
+to the most of its publisher's text (the template's closing line after another tenant's
+question), so a match found from there reuses the least context-free KV (see docs/pool.md).
 
 The pool owns one and keeps it equal to its set of visible entries (added on publish, removed on
 evict, expiry and invalidation); the retriever only reads it.
@@ -18,26 +17,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cacheprune.retriever.identity import SegmentHash
+from cacheprune.retriever.identity import DomainTag, EntryName, IdentityDigest
 from cacheprune.retriever.rolling import check_base, prefix_key
 from cacheprune.tokens import TokenArray
 
 
 @dataclass(slots=True, frozen=True)
 class IndexedSegment:
-    """What matching needs to know of an entry: its identity, tokens and provenance."""
+    """What matching needs to know of an entry: its name, tokens, and which readers may use it
+    (those of exactly this producer identity and sharing domain)."""
 
-    segment_hash: SegmentHash
+    segment_hash: EntryName
     token_ids: TokenArray
-    model_id: str
-    policy_version: str
+    identity_digest: IdentityDigest
+    domain_tag: DomainTag
 
     @property
     def num_tokens(self) -> int:
         return int(self.token_ids.shape[0])
 
 
-Anchor = tuple[SegmentHash, int]  # (entry, offset of the window in the entry)
+Anchor = tuple[EntryName, int]  # (entry, offset of the window in the entry)
 
 
 def anchor_offsets(num_tokens: int, window: int, anchor_stride: int | None) -> range:
@@ -66,8 +66,8 @@ class PrefixIndex:
         self.base = check_base(base)
         self.anchor_stride = anchor_stride
         self._buckets: dict[int, list[Anchor]] = {}
-        self._segments: dict[SegmentHash, IndexedSegment] = {}
-        self._keys: dict[SegmentHash, list[int]] = {}
+        self._segments: dict[EntryName, IndexedSegment] = {}
+        self._keys: dict[EntryName, list[int]] = {}
 
     def __len__(self) -> int:
         return len(self._segments)
@@ -87,7 +87,7 @@ class PrefixIndex:
         self._segments[segment.segment_hash] = segment
         self._keys[segment.segment_hash] = keys
 
-    def remove(self, segment_hash: SegmentHash) -> None:
+    def remove(self, segment_hash: EntryName) -> None:
         """Forget `segment_hash`; called by the pool when an entry stops being visible."""
         if segment_hash not in self._segments:
             raise KeyError(f"segment {segment_hash} is not indexed")
@@ -112,5 +112,5 @@ class PrefixIndex:
         newest = anchors[::-1] if limit is None else anchors[:-limit - 1:-1]
         return [(self._segments[h], offset) for h, offset in newest]
 
-    def segment(self, segment_hash: SegmentHash) -> IndexedSegment:
+    def segment(self, segment_hash: EntryName) -> IndexedSegment:
         return self._segments[segment_hash]

@@ -7,8 +7,9 @@
    inside the last candidate, at its alignment with the same entry, proposes nothing new.
 3. The non-overlapping set covering the most tokens is chosen (`cover.best_cover`): any part of
    at least K tokens of a stretch found in step 2.
-4. Every chosen match is confirmed by SHA-256 over (model id, policy version, token bytes): the
-   reader's identity must equal the entry's. The rolling hash alone never decides anything.
+4. Every chosen match is confirmed by the entries' naming (`entry_name`: a pool's keyed
+   SHA-256 HMAC over identity, domain and token bytes): the reader's name for its own tokens
+   must equal the entry's. The rolling hash alone never decides anything.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cacheprune.retriever.cover import best_cover
-from cacheprune.retriever.identity import SegmentHash, segment_hash
+from cacheprune.retriever.identity import DomainTag, EntryName, IdentityDigest
 from cacheprune.retriever.index import IndexedSegment, PrefixIndex
 from cacheprune.retriever.rolling import window_hashes
 from cacheprune.tokens import TokenArray, as_mask_array, as_token_array, common_prefix_length
@@ -33,7 +34,7 @@ class Match:
 
     request_start: int
     length: int
-    entry_hash: SegmentHash
+    entry_hash: EntryName
     entry_start: int = 0
 
     @property
@@ -48,7 +49,7 @@ class MatchResult:
     matches: list[Match] = field(default_factory=list)
     num_candidates: int = 0  # (window, entry) pairs proposed by the rolling hash
     num_collisions: int = 0  # proposals whose tokens did not match for K tokens
-    num_metadata_mismatches: int = 0  # same tokens, another model id or policy version
+    num_metadata_mismatches: int = 0  # same tokens, another identity or sharing domain
     num_verification_failures: int = 0  # chosen matches whose SHA-256 did not confirm
 
     @property
@@ -74,34 +75,32 @@ def _run_bounds(private_mask: npt.NDArray[np.bool_],
     return starts.tolist(), ends.tolist()
 
 
-PartHash = Callable[[TokenArray], str]
+EntryNaming = Callable[[TokenArray], EntryName]
+"""How the entries of an index are named from their tokens."""
 
 
-def _entry_part_hash(segment: IndexedSegment, offset: int, length: int,
-                     part_hash: PartHash) -> str:
+def _entry_part_name(segment: IndexedSegment, offset: int, length: int,
+                     entry_name: EntryNaming) -> EntryName:
     if offset == 0 and length == segment.num_tokens:
         return segment.segment_hash
-    return part_hash(segment.token_ids[offset : offset + length])
+    return entry_name(segment.token_ids[offset : offset + length])
 
 
 def find_matches(
     token_ids: Sequence[int] | npt.NDArray[np.integer],
     private_mask: Sequence[bool] | npt.NDArray[np.bool_],
     index: PrefixIndex,
-    model_id: str,
-    policy_version: str,
-    part_hash: PartHash | None = None,
+    identity_digest: IdentityDigest,
+    domain_tag: DomainTag,
+    entry_name: EntryNaming,
 ) -> MatchResult:
     """Reusable parts of a request: non-overlapping, each >= `index.window` tokens, most coverage.
 
     Pure with respect to `index` (reads only). Private tokens are never hashed, compared or
-    matched: every match lies inside one run of non-private tokens. `part_hash` names a run of
-    tokens the way the index's entries were named (default: `segment_hash` under `model_id`
-    and `policy_version`; the pool passes its keyed entry name).
+    matched: every match lies inside one run of non-private tokens. Only entries of exactly
+    `identity_digest` and `domain_tag` are used. `entry_name` names a run of tokens the way the
+    index's entries were named (a pool passes its keyed `PoolKeys.entry_name`).
     """
-    if part_hash is None:
-        def part_hash(part: TokenArray) -> str:
-            return segment_hash(model_id, policy_version, part)
     tokens = as_token_array(token_ids)
     mask = as_mask_array(private_mask, tokens.shape[0])
     result = MatchResult()
@@ -119,7 +118,7 @@ def find_matches(
     # Stretches of the request equal to a stretch of an entry: (low, end, entry, alignment),
     # alignment = request position - entry offset.
     stretches: list[tuple[int, int, IndexedSegment, int]] = []
-    found_until: dict[tuple[SegmentHash, int], int] = {}  # (entry, alignment) -> stretch end
+    found_until: dict[tuple[EntryName, int], int] = {}  # (entry, alignment) -> stretch end
     run_starts, run_ends = _run_bounds(mask, hit_positions)
     for start, run_start, run_end, key in zip(
         hit_positions.tolist(), run_starts, run_ends, hashes[hit_positions].tolist(),
@@ -133,7 +132,7 @@ def find_matches(
             if length < window:
                 result.num_collisions += 1
                 continue
-            if segment.model_id != model_id or segment.policy_version != policy_version:
+            if segment.identity_digest != identity_digest or segment.domain_tag != domain_tag:
                 result.num_metadata_mismatches += 1
                 continue
             # NOTE: anchors lie every `anchor_stride` tokens, so the first window of a shared
@@ -149,8 +148,8 @@ def find_matches(
     for start, stop, chosen in zip(starts.tolist(), stops.tolist(), which.tolist(), strict=True):
         _, _, segment, alignment = stretches[chosen]
         offset, length = start - alignment, stop - start
-        reader_hash = part_hash(tokens[start : start + length])
-        if reader_hash != _entry_part_hash(segment, offset, length, part_hash):
+        reader_name = entry_name(tokens[start : start + length])
+        if reader_name != _entry_part_name(segment, offset, length, entry_name):
             result.num_verification_failures += 1
             continue
         result.matches.append(Match(start, length, segment.segment_hash, offset))

@@ -4,20 +4,38 @@
     engine = Engine.from_default(EngineConfig(mode="cacheprune", publish_mode="isolated"))
 """
 
-from cacheprune.engine.generate import SamplingParams
+from cacheprune.engine import SamplingParams
+from cacheprune.serving.baselines import NoSharing
 from cacheprune.serving.config import EngineConfig, PublishMode, SharingMode
 from cacheprune.serving.engine import Engine
-from cacheprune.serving.prompt import Prompt, PublicRange
+from cacheprune.serving.prompt import (
+    Messages,
+    Prompt,
+    PublicRange,
+    RenderedPrompt,
+    render,
+    render_prompt,
+)
 from cacheprune.serving.record import RequestRecord, ScoredContinuation
+from cacheprune.serving.request import ServedRequest
+from cacheprune.serving.strategy import Published, SharingStrategy
 
 __all__ = [
     "Engine",
     "EngineConfig",
+    "Messages",
+    "NoSharing",
     "Prompt",
     "PublicRange",
     "PublishMode",
+    "Published",
+    "RenderedPrompt",
     "RequestRecord",
     "ScoredContinuation",
     "SamplingParams",
+    "ServedRequest",
     "SharingMode",
+    "SharingStrategy",
+    "render",
+    "render_prompt",
 ]

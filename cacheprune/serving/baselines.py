@@ -18,12 +18,11 @@ import numpy.typing as npt
 import torch
 
 from cacheprune.annotator import score_spans
-from cacheprune.engine.plan import PrefillPlan, PrefillResult, ReusedSpan
+from cacheprune.engine import PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import Match, PoolSession
-from cacheprune.serving.kv_sources import AloneKV, KVSource
-from cacheprune.serving.public_view import PublicView
+from cacheprune.serving.kv_sources import AloneKV
 from cacheprune.serving.request import ServedRequest
-from cacheprune.serving.sharing import PoolSharing, SegmentSpan
+from cacheprune.serving.sharing import PoolSharing, SegmentSpan, stage_segments
 from cacheprune.serving.strategy import Published, SharingStrategy
 from cacheprune.tokens import MaskArray, TokenIds, common_prefix_length
 
@@ -77,8 +76,19 @@ class FixedChunks(PoolSharing):
         return match.request_start % size == 0 and match.length == size and \
             match.entry_start == 0
 
-    def segments(self, request: ServedRequest, view: PublicView,
-                 attention: npt.NDArray[np.float32], computed: MaskArray) -> list[SegmentSpan]:
+    def publish(self, request: ServedRequest, session: PoolSession,
+                prefill: PrefillResult) -> list[Published]:
+        publishable = self.publishable_attention(request, prefill)
+        if publishable is None:
+            return []
+        view, attention, computed = publishable
+        segments = self.chunk_segments(request, attention, computed)
+        return stage_segments(session, view, segments, AloneKV(self.model, request))
+
+    def chunk_segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
+                       computed: MaskArray) -> list[SegmentSpan]:
+        """The aligned chunks free of private tokens that this prefill computed, with the
+        recompute marks scored as if each chunk were computed alone."""
         size, private = self.config.chunk_tokens, request.private  # the view is the prompt
         starts = np.arange(0, request.num_tokens - size + 1, size, dtype=np.int64)
         keep = [s for s in starts if not private[s:s + size].any() and computed[s:s + size].all()]
@@ -89,10 +99,6 @@ class FixedChunks(PoolSharing):
         config = self.config.annotator.model_copy(update={"recompute_context": "all"})
         scored = score_spans(attention, private, spans, config)
         return [(segment.start, segment.end, segment.recompute) for segment in scored]
-
-    def kv_source(self, request: ServedRequest, view: PublicView, prefill: PrefillResult,
-                  end: int) -> KVSource:
-        return AloneKV(self.model, request)
 
 
 @dataclass(slots=True)

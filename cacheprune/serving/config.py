@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from cacheprune import defaults
 from cacheprune.annotator import AnnotatorConfig
 from cacheprune.monitor import LeakMonitorConfig
-from cacheprune.pool.store import DEFAULT_DOMAIN
+from cacheprune.pool import DEFAULT_DOMAIN
 
 # cacheprune: token-level sharing of non-private segments (the product).
 # no_sharing / tenant_prefix / global_prefix / fixed_chunks: the baselines it is compared with.
@@ -22,16 +23,14 @@ SharingMode = Literal["cacheprune", "no_sharing", "tenant_prefix", "global_prefi
 # segments after a private value carry a trace of it, see docs/privacy.md).
 PublishMode = Literal["isolated", "segment", "paper_baseline"]
 
-GiB = 1024**3
-
 
 @dataclass(slots=True, frozen=True)
 class EngineConfig:
     mode: SharingMode = "cacheprune"
-    publish_mode: PublishMode = "isolated"
+    publish_mode: PublishMode = defaults.PUBLISH_MODE
     annotator: AnnotatorConfig = field(default_factory=AnnotatorConfig)
-    pool_budget_bytes: int = 2 * GiB
-    pool_ttl_s: float | None = 3600.0
+    pool_budget_bytes: int = defaults.POOL_BUDGET_BYTES
+    pool_ttl_s: float | None = defaults.POOL_TTL_S
     # Entries are also found from windows every 16 tokens inside them, not only from their
     # first tokens: a segment published by one tenant usually begins with words that follow
     # that tenant's own private details, which the next tenant does not share.
@@ -39,9 +38,9 @@ class EngineConfig:
     # The pool's window: a match has at least this many tokens and is found through the window
     # at an anchor, then extended both ways. Segments are still published from the annotator's
     # min_len up; a match may be any part of one.
-    # NOTE: 16 with anchors every 16 tokens finds every shared stretch of 31 tokens or more
-    # (64 lost up to 79 tokens after each private value or note), and 16 equal tokens in a
-    # row almost never happen by chance between unrelated texts.
+    # NOTE: 16 with anchors every 16 tokens finds every shared stretch of 31 tokens or more,
+    # and 16 equal tokens in a row almost never happen by chance between unrelated texts
+    # (measured in docs/serving.md).
     match_window: int = 16
     audit_log_path: str | None = None
     # The operator's system prompt, declared public. publish_mode="segment" computes each
@@ -52,16 +51,15 @@ class EngineConfig:
     # Where the pool lives: memory:// (this process), file:///folder, redis://host:port/db or
     # unix:///socket (see docs/pool.md). Shared backends need the pool key (here or in
     # $CACHEPRUNE_POOL_KEY); it is never printed.
-    pool_url: str = "memory://"
+    pool_url: str = defaults.POOL_URL
     pool_key: str | None = field(default=None, repr=False)
     # tenant -> sharing domain; a tenant not listed is in the default domain.
     sharing_domains: Mapping[str, str] = field(default_factory=dict)
     chunk_tokens: int = 512  # fixed_chunks baseline
     max_prefix_prompts: int = 64  # prefix-cache baselines
     # Attention for the annotator is averaged over every k-th layer from layer 0.
-    # NOTE: 2 halves the capture cost (+24% -> +11% on a 2k-token prefill) and gave the same
-    # segments and recompute marks as all 30 layers on a QASPER paper; only the last 10
-    # layers alone did not (mark overlap 0.53).
+    # NOTE: 2 halves the capture cost and chooses the same segments and recompute marks as
+    # every layer (measured in docs/serving.md).
     capture_layer_stride: int = 2
 
     def sharing_domain(self, tenant: str) -> str:

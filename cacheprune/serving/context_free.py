@@ -22,8 +22,7 @@ import torch
 import xxhash
 
 from cacheprune.annotator import score_spans
-from cacheprune.engine.model import Transformer
-from cacheprune.engine.plan import PrefillPlan, PrefillResult
+from cacheprune.engine import PrefillPlan, PrefillResult, Transformer
 from cacheprune.models import ChatTokenizer
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig

@@ -14,10 +14,14 @@ import numpy as np
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from cacheprune.detectors import DetectionPolicy, load_policy
-from cacheprune.engine.generate import Generation, SamplingParams, generate
-from cacheprune.engine.loader import load_default
-from cacheprune.engine.model import Transformer
-from cacheprune.engine.plan import PrefillResult
+from cacheprune.engine import (
+    Generation,
+    PrefillResult,
+    SamplingParams,
+    Transformer,
+    generate,
+    load_default,
+)
 from cacheprune.models import ChatTokenizer
 from cacheprune.monitor import LeakFinding, LeakMonitor
 from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, PoolSession, Scope, open_pool
@@ -25,9 +29,10 @@ from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
 from cacheprune.serving.prompt import Prompt, PublicRange, render
+from cacheprune.serving.public_sharing import IsolatedSharing, PaperBaselineSharing
 from cacheprune.serving.record import RequestRecord, ScoredContinuation
 from cacheprune.serving.request import ServedRequest
-from cacheprune.serving.sharing import SegmentSharing
+from cacheprune.serving.sharing import PoolSharing
 from cacheprune.serving.strategy import Published, SharingStrategy
 from cacheprune.tokens import TokenIds, true_runs
 
@@ -35,8 +40,12 @@ logger = logging.getLogger(__name__)
 
 
 class Engine:
+    """Serves tenants from one model and one pool. `strategy`, if given, replaces the one
+    `config.mode` selects (`make_strategy`): for evaluations that observe a mode's work."""
+
     def __init__(self, model: Transformer, tokenizer: ChatTokenizer, policy: DetectionPolicy,
-                 config: EngineConfig | None = None) -> None:
+                 config: EngineConfig | None = None,
+                 strategy: SharingStrategy | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.policy = policy
@@ -54,7 +63,7 @@ class Engine:
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
         ), pool_key=self.config.pool_key)
-        self.strategy = make_strategy(self.config, model, tokenizer)
+        self.strategy = strategy or make_strategy(self.config, model, tokenizer)
         self.registry = CollectorRegistry(auto_describe=True)
         self.publish_failures = Counter(
             "cacheprune_engine_publish_failures",
@@ -184,11 +193,9 @@ class Engine:
 
 def make_strategy(config: EngineConfig, model: Transformer,
                   tokenizer: ChatTokenizer) -> SharingStrategy:
-    """The sharing strategy of `config.mode`."""
-    if config.mode == "cacheprune" and config.publish_mode == "segment":
-        return ContextFreeSharing(model, config, declared_prefix_ids(tokenizer, config))
+    """The sharing strategy of `config.mode` (for "cacheprune", see `pool_strategy`)."""
     if config.mode == "cacheprune":
-        return SegmentSharing(model, config)
+        return pool_strategy(config, model, tokenizer)
     if config.mode == "fixed_chunks":
         return FixedChunks(model, config)
     if config.mode in ("tenant_prefix", "global_prefix"):
@@ -196,3 +203,16 @@ def make_strategy(config: EngineConfig, model: Transformer,
                              max_prompts=config.max_prefix_prompts)
     return NoSharing()
 
+
+def pool_strategy(config: EngineConfig, model: Transformer, tokenizer: ChatTokenizer
+                  ) -> PoolSharing:
+    """What a "cacheprune" engine publishes, by `config.publish_mode`:
+    - "isolated": `IsolatedSharing`, KV that never attended to a private token;
+    - "paper_baseline": `PaperBaselineSharing`, the annotator's segments with KV as computed;
+    - "segment": `ContextFreeSharing`, content-cut pieces with KV computed without their
+      context (after the operator's declared prefix only)."""
+    if config.publish_mode == "segment":
+        return ContextFreeSharing(model, config, declared_prefix_ids(tokenizer, config))
+    if config.publish_mode == "paper_baseline":
+        return PaperBaselineSharing(model, config)
+    return IsolatedSharing(model, config)

@@ -12,15 +12,16 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from cacheprune.engine import PrefillPlan, PrefillResult
 from cacheprune.engine.model import Transformer
-from cacheprune.engine.plan import PrefillPlan, PrefillResult
 from cacheprune.serving.request import ServedRequest
 
-SegmentKV = tuple[torch.Tensor, torch.Tensor, npt.NDArray[np.int64]]  # keys, values, positions
+# keys, values, positions of one span (the pool's `SegmentKV` is what a read returns)
+SpanKV = tuple[torch.Tensor, torch.Tensor, npt.NDArray[np.int64]]
 
 
 class KVSource(Protocol):
-    def segment(self, start: int, end: int) -> SegmentKV: ...
+    def segment(self, start: int, end: int) -> SpanKV: ...
 
 
 @dataclass(slots=True)
@@ -31,7 +32,7 @@ class InContextKV:
     prefill: PrefillResult
     positions: npt.NDArray[np.int64]
 
-    def segment(self, start: int, end: int) -> SegmentKV:
+    def segment(self, start: int, end: int) -> SpanKV:
         positions = self.positions[start:end]
         first, last = int(positions[0]), int(positions[-1])
         if last - first == end - start - 1:  # no private token inside: a view, not a copy
@@ -50,7 +51,7 @@ class PrivateFreeKV:
     keys: torch.Tensor
     values: torch.Tensor
 
-    def segment(self, start: int, end: int) -> SegmentKV:
+    def segment(self, start: int, end: int) -> SpanKV:
         return (self.keys[:, :, start:end], self.values[:, :, start:end],
                 np.arange(start, end))
 
@@ -63,7 +64,7 @@ class AloneKV:
     model: Transformer
     request: ServedRequest
 
-    def segment(self, start: int, end: int) -> SegmentKV:
+    def segment(self, start: int, end: int) -> SpanKV:
         token_ids = self.request.token_ids
         lead = [] if self.request.private[0] or start == 0 else [int(token_ids[0])]
         ids = torch.as_tensor(lead + token_ids[start:end].tolist(), dtype=torch.long)

@@ -6,6 +6,10 @@ point, run by vLLM in each of its processes) registers the connector under its s
 
 from __future__ import annotations
 
+from cacheprune.vllm.settings import PUBLIC_RANGES_KEY
+
+__all__ = ["PUBLIC_RANGES_KEY", "kv_transfer_config", "register"]
+
 CONNECTOR_NAME = "CachePruneConnector"
 CONNECTOR_MODULE = "cacheprune.vllm.connector"
 INTERNALS_MODULE = "cacheprune.vllm.internals"

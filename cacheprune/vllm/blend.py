@@ -19,8 +19,7 @@ import torch
 
 from cacheprune.engine.plan import PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import PoolSession, Scope
-from cacheprune.serving import Engine
-from cacheprune.serving.request import ServedRequest
+from cacheprune.serving import Engine, ServedRequest
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
 

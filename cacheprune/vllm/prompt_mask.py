@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from cacheprune.detectors import DetectionPolicy
-from cacheprune.models.tokenizer import ChatTokenizer
+from cacheprune.models import ChatTokenizer
 from cacheprune.tokens import MaskArray
 
 

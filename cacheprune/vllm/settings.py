@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cacheprune import defaults
+
 TenantSource = Literal["cache_salt", "none"]
 # The key of a request's `kv_transfer_params` that holds its public ranges: a list of
 # [start, end) character offsets into the prompt's text (`accept_public_ranges`).
@@ -37,14 +39,14 @@ class ConnectorSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    pool_url: str = Field(default="memory://", min_length=1)
-    pool_budget_bytes: int = Field(default=2 * 1024**3, gt=0)
-    min_shared_tokens: int = Field(default=64, ge=1)
+    pool_url: str = Field(default=defaults.POOL_URL, min_length=1)
+    pool_budget_bytes: int = Field(default=defaults.POOL_BUDGET_BYTES, gt=0)
+    min_shared_tokens: int = Field(default=defaults.MIN_SEGMENT_TOKENS, ge=1)
     detector_config: str | None = None  # a policy YAML; None = the policy cacheprune ships
     tenant_source: TenantSource = "cache_salt"
-    publish_mode: str = "isolated"
+    publish_mode: str = defaults.PUBLISH_MODE
     public_system_prompt: str | None = None
-    pool_ttl_s: float | None = Field(default=3600.0, gt=0)
+    pool_ttl_s: float | None = Field(default=defaults.POOL_TTL_S, gt=0)
     audit_log: str | None = None  # the pool's audit log (JSON lines)
     request_log: str | None = None  # one JSON line per prefill: what the pool served
     accept_public_ranges: bool = False

@@ -16,8 +16,13 @@ from torch import nn
 
 from cacheprune.annotator import AnnotatorConfig
 from cacheprune.detectors import DetectionPolicy, DetectorConfigError, load_policy
-from cacheprune.models import ChatTokenizer, ModelLoadError, load_tokenizer, model_identity
-from cacheprune.models.hf_loader import read_config
+from cacheprune.models import (
+    ChatTokenizer,
+    ModelLoadError,
+    load_tokenizer,
+    model_identity,
+    read_config,
+)
 from cacheprune.serving import Engine, EngineConfig
 from cacheprune.vllm import TOKENIZER_MODE
 from cacheprune.vllm.blend import Blender

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cacheprune.serving import Engine, SamplingParams
-from cacheprune.serving.prompt import render
+from cacheprune.serving import Engine, SamplingParams, render
 from eval.attacks.probe import ATTACKER_TENANT, split_value
 from eval.workload import Request
 

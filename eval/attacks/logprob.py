@@ -24,12 +24,10 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from cacheprune.engine import Transformer
-from cacheprune.engine.plan import PrefillPlan, ReusedSpan
+from cacheprune.engine import PrefillPlan, ReusedSpan, Transformer
 from cacheprune.models import ChatTokenizer
 from cacheprune.pool import Scope
-from cacheprune.serving import Engine
-from cacheprune.serving.prompt import render_prompt
+from cacheprune.serving import Engine, render_prompt
 from eval.attacks.outcome import AttackOutcome
 from eval.attacks.probe import ATTACKER_TENANT, SlotTarget
 from eval.workload import Request

@@ -29,10 +29,10 @@ from cacheprune.engine import (
     SamplingParams,
     Transformer,
     generate,
+    move_keys,
 )
-from cacheprune.engine.rope import move_keys
 from cacheprune.models import ChatTokenizer, Encoding
-from cacheprune.serving.prompt import render
+from cacheprune.serving import render
 from eval.bound.reference import ReferenceKV
 from eval.bound.sources import PromptSources, TokenKey, prompt_sources
 from eval.workload import Request

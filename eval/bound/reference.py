@@ -13,11 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from cacheprune.engine.plan import PrefillResult
+from cacheprune.engine import PrefillResult
 from cacheprune.pool import PoolSession
-from cacheprune.serving.baselines import NoSharing
-from cacheprune.serving.request import ServedRequest
-from cacheprune.serving.strategy import Published
+from cacheprune.serving import NoSharing, Published, ServedRequest
 from cacheprune.tokens import TokenIds
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving.prompt import render
+from cacheprune.serving import render
 from eval.workload import USER_MESSAGE_INDEX, Request
 
 # A part of one token: ("d", doc_id, start, end) for document text, ("t", left context) for

@@ -134,8 +134,7 @@ def test_the_no_sharing_systems_kv_stands_in_for_the_bounds_own_prefill(served, 
     requests, oracle, _ = served
     policy = load_policy()
     keep = KeepReferenceKV()
-    engine = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing"))
-    engine.strategy = keep
+    engine = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing"), strategy=keep)
     second = OracleBound(model, tokenizer, policy)
     documents_seen: set[str] = set()
     for request in requests:

@@ -21,7 +21,7 @@ from pool_helpers import (
 )
 
 from cacheprune.pool import PoolConfigError, open_pool
-from cacheprune.retriever import segment_hash
+from cacheprune.retriever import unkeyed_entry_name
 from cacheprune.tokens import as_token_array
 
 NO_MASK = np.zeros(8, dtype=bool)
@@ -38,7 +38,7 @@ def test_names_do_not_confirm_a_guessed_prompt(shared_url):
     guess = segment(100, 8)
     publish(pool, guess)
     (name,) = stored_values(shared_url)
-    plain = {segment_hash("model-a", "policy-1", as_token_array(guess)),
+    plain = {unkeyed_entry_name("model-a", "policy-1", as_token_array(guess)),
              hashlib.sha256(as_token_array(guess).tobytes()).hexdigest()}
     assert name not in plain
 

@@ -11,7 +11,7 @@ from cacheprune.retriever import (
     PrefixIndex,
     find_matches,
     random_base,
-    segment_hash,
+    unkeyed_entry_name,
 )
 from cacheprune.retriever.matching import MAX_CANDIDATES_PER_WINDOW
 from cacheprune.tokens import as_token_array
@@ -20,10 +20,17 @@ MODEL = "model-a"
 POLICY = "policy-1"
 
 
+def find_unkeyed(request, mask, index, identity_digest, domain_tag):
+    """`find_matches` over entries named as these tests name them: plain SHA-256, no pool key."""
+    return find_matches(request, mask, index, identity_digest, domain_tag,
+                        lambda part: unkeyed_entry_name(identity_digest, domain_tag, part))
+
+
 def make_segment(tokens, model_id=MODEL, policy_version=POLICY):
     token_array = as_token_array(tokens)
     return IndexedSegment(
-        segment_hash(model_id, policy_version, token_array), token_array, model_id, policy_version
+        unkeyed_entry_name(model_id, policy_version, token_array), token_array, model_id,
+        policy_version,
     )
 
 
@@ -66,7 +73,7 @@ def pools_and_requests(draw):
 def test_matches_equal_naive_substring_search(case, anchor_stride):
     window, entries, request, mask = case
     index = build_index(entries, window, anchor_stride=anchor_stride)
-    result = find_matches(request, mask, index, MODEL, POLICY)
+    result = find_unkeyed(request, mask, index, MODEL, POLICY)
     covered = 0
     previous_end = 0
     for match in result.matches:
@@ -94,7 +101,7 @@ def test_private_tokens_are_never_matched(seed):
     index = build_index([entry], 3)
     request = entry * 2
     mask = (rng.random(len(request)) < 0.15).tolist()
-    for match in find_matches(request, mask, index, MODEL, POLICY).matches:
+    for match in find_unkeyed(request, mask, index, MODEL, POLICY).matches:
         assert not any(mask[match.request_start : match.request_end])
 
 
@@ -102,7 +109,7 @@ def test_prefix_of_an_entry_matches_where_the_request_diverges():
     entry = list(range(100, 150))
     index = build_index([entry], 8)
     request = [7, 7] + entry[:20] + [999] + entry[:30]
-    result = find_matches(request, [False] * len(request), index, MODEL, POLICY)
+    result = find_unkeyed(request, [False] * len(request), index, MODEL, POLICY)
     assert [(m.request_start, m.length) for m in result.matches] == [(2, 20), (23, 30)]
 
 
@@ -111,7 +118,7 @@ def test_match_stops_at_a_private_token():
     index = build_index([entry], 8)
     mask = [False] * 50
     mask[25] = True
-    result = find_matches(entry, mask, index, MODEL, POLICY)
+    result = find_unkeyed(entry, mask, index, MODEL, POLICY)
     assert [(m.request_start, m.length) for m in result.matches] == [(0, 25)]
 
 
@@ -123,7 +130,7 @@ def test_forced_rolling_hash_collision_never_matches():
     request = entry[:4] + [entry[4] + 1, entry[5] - 1000] + entry[6:]
     assert naive_window_hash(request[:window], base) == naive_window_hash(entry[:window], base)
     index = build_index([entry], window, base=base)
-    result = find_matches(request, [False] * len(request), index, MODEL, POLICY)
+    result = find_unkeyed(request, [False] * len(request), index, MODEL, POLICY)
     assert result.matches == []
     assert result.num_candidates == 1
     assert result.num_collisions == 1
@@ -133,7 +140,7 @@ def test_forced_rolling_hash_collision_never_matches():
 def test_other_model_or_policy_gets_no_hit(model_id, policy_version):
     entry = list(range(40))
     index = build_index([entry], 8)
-    result = find_matches(entry, [False] * 40, index, model_id, policy_version)
+    result = find_unkeyed(entry, [False] * 40, index, model_id, policy_version)
     assert result.matches == []
     assert result.num_metadata_mismatches == 1
 
@@ -145,15 +152,15 @@ def test_tampered_entry_fails_sha256_verification():
     index.add(segment)
     segment.token_ids[20] = 12345  # injected fault: tokens changed after the identity was set
     request = segment.token_ids.tolist()
-    result = find_matches(request, [False] * 40, index, MODEL, POLICY)
+    result = find_unkeyed(request, [False] * 40, index, MODEL, POLICY)
     assert result.matches == []
     assert result.num_verification_failures == 1
 
 
 def test_identity_binds_model_and_policy_unambiguously():
     tokens = as_token_array([1, 2, 3])
-    assert segment_hash("ab", "c", tokens) != segment_hash("a", "bc", tokens)
-    assert segment_hash("a", "b", tokens) != segment_hash("a", "b", tokens[:2])
+    assert unkeyed_entry_name("ab", "c", tokens) != unkeyed_entry_name("a", "bc", tokens)
+    assert unkeyed_entry_name("a", "b", tokens) != unkeyed_entry_name("a", "b", tokens[:2])
 
 
 def test_index_remove_forgets_the_entry():
@@ -161,7 +168,7 @@ def test_index_remove_forgets_the_entry():
     index = build_index([entry], 4)
     (segment_hash_value,) = [make_segment(entry).segment_hash]
     index.remove(segment_hash_value)
-    assert find_matches(entry, [False] * 30, index, MODEL, POLICY).matches == []
+    assert find_unkeyed(entry, [False] * 30, index, MODEL, POLICY).matches == []
     with pytest.raises(KeyError):
         index.remove(segment_hash_value)
 
@@ -169,7 +176,7 @@ def test_index_remove_forgets_the_entry():
 def test_mask_of_wrong_length_is_refused():
     index = build_index([list(range(10))], 4)
     with pytest.raises(ValueError, match="one flag per token"):
-        find_matches(list(range(10)), [False] * 9, index, MODEL, POLICY)
+        find_unkeyed(list(range(10)), [False] * 9, index, MODEL, POLICY)
 
 
 def test_a_window_shared_by_many_entries_costs_a_bounded_number_of_comparisons():
@@ -181,7 +188,7 @@ def test_a_window_shared_by_many_entries_costs_a_bounded_number_of_comparisons()
     entries = [shared + rng.integers(2000, 60000, size=120).tolist() for _ in range(200)]
     index = build_index(entries, 16, anchor_stride=16)
     request = entries[0] + [7, 7, 7]
-    result = find_matches(request, [False] * len(request), index, MODEL, POLICY)
+    result = find_unkeyed(request, [False] * len(request), index, MODEL, POLICY)
     assert [(m.request_start, m.length) for m in result.matches] == [(0, len(entries[0]))]
     # 40 shared tokens hold two anchored windows (offsets 0 and 16): each proposes at most the
     # cap; the reader's own windows propose its entry alone.

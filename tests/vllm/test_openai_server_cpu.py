@@ -1,6 +1,6 @@
 """The OpenAI-compatible server started with the command docs/vllm.md documents, as pasted,
 serving two tenants: the second reuses the first's document behind its own private profile,
-and the figures the docs point to show it."""
+and the figures the docs point to show it. The README shows the same command."""
 
 from __future__ import annotations
 
@@ -29,13 +29,22 @@ from conftest import (
 pytestmark = pytest.mark.slow
 DOCS = REPO / "docs" / "vllm.md"
 MARKER = "<!-- the server command, run as pasted by tests/vllm/test_openai_server_cpu.py -->"
+README = REPO / "README.md"
+README_MARKER = ("<!-- the server command of docs/vllm.md, the same as pasted "
+                 "(tests/vllm/test_openai_server_cpu.py) -->")
 
 
-def documented_command() -> str:
-    text = DOCS.read_text()
-    after = text[text.index(MARKER) + len(MARKER):]
+def documented_command(path: Path = DOCS, marker: str = MARKER) -> str:
+    text = path.read_text()
+    after = text[text.index(marker) + len(marker):]
     (block,) = re.findall(r"```bash\n(.*?)```", after, flags=re.S)[:1]
     return block
+
+
+def test_the_readme_shows_the_tested_server_command():
+    readme = documented_command(README, README_MARKER)
+    assert readme == documented_command()
+    assert "--tokenizer-mode cacheprune" in readme
 
 
 def free_port() -> int:

@@ -1,0 +1,16 @@
+"""The defaults that more than one settings class offers, each written once: the pool's
+(`PoolConfig`), the own engine's (`EngineConfig`, `AnnotatorConfig`) and the vLLM connector's
+(`ConnectorSettings`). Import-light on purpose: the connector's settings load in every vLLM
+process."""
+
+from __future__ import annotations
+
+from typing import Final
+
+GIB: Final = 1024**3
+
+POOL_URL: Final = "memory://"  # this process only
+POOL_BUDGET_BYTES: Final = 2 * GIB
+POOL_TTL_S: Final = 3600.0  # seconds an entry stays findable after it was published
+PUBLISH_MODE: Final = "isolated"  # no published byte depends on a private value
+MIN_SEGMENT_TOKENS: Final = 64  # the shortest segment the annotator publishes
