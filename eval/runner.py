@@ -168,17 +168,15 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
     for request in tqdm(requests, desc="requests (every system)", unit="req"):
         reference: ScoredContinuation | None = None
         for name, engine in engines.items():
-            scoring: list[int] | Literal["answer"] | None = (
-                "answer" if name == REFERENCE else None)
-            if reference is not None:
-                scoring = reference.token_ids
+            scoring: list[int] | Literal["answer"] | None = "answer" if name == REFERENCE else (
+                None if reference is None else reference.token_ids)
             served, scored = _serve(engine, tokenizer, request, sampling,
                                     request.doc_id in documents_seen, clock, name, scoring)
             if name == REFERENCE and scored is not None:
-                reference = ScoredContinuation(scored.token_ids[:MAX_SCORED_TOKENS],
-                                               scored.logprobs[:MAX_SCORED_TOKENS],
-                                               scored.seconds)
-                scored = reference  # its own row: full agreement by construction
+                # its own row compares it with itself: full agreement by construction
+                reference = scored = ScoredContinuation(scored.token_ids[:MAX_SCORED_TOKENS],
+                                                        scored.logprobs[:MAX_SCORED_TOKENS],
+                                                        scored.seconds)
             if reference is not None and scored is not None:
                 served.agreement = agreement(reference.logprobs, scored.logprobs,
                                              reference.token_ids)

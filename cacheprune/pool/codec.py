@@ -112,7 +112,7 @@ def _stored_bytes(tensor: torch.Tensor, stored_dtype: str) -> bytes:
 
 def encode_entry(keys: PoolKeys, name: EntryName, identity: EntryIdentity, scope_tag: str,
                  tenant_tag: str, domain_tag: str, created_at: float, segment: ValidSegment,
-                 stored_dtype: str = "float16") -> tuple[bytes, int]:
+                 stored_dtype: str) -> tuple[bytes, int]:
     """The entry's bytes and its head length (what index records carry)."""
     shape = list(segment.keys.shape)
     meta = json.dumps({
