@@ -14,3 +14,8 @@ POOL_BUDGET_BYTES: Final = 2 * GIB
 POOL_TTL_S: Final = 3600.0  # seconds an entry stays findable after it was published
 PUBLISH_MODE: Final = "isolated"  # no published byte depends on a private value
 MIN_SEGMENT_TOKENS: Final = 64  # the shortest segment the annotator publishes
+# A segment is reusable by others only once this many distinct tenants of its sharing domain
+# sent its tokens (the reader counted): 3 leaves a single attacker account nothing to learn,
+# since the victim and the attacker's own probe make only 2 (docs/privacy.md).
+PUBLISH_THRESHOLD: Final = 3
+SENDER_COUNT_TTL_S: Final = 3600.0  # seconds a tenant counts for a window after it last sent it

@@ -6,6 +6,7 @@ from __future__ import annotations
 from cacheprune.pool.config import TOKEN_METADATA_BYTES, BackpressureMode, KVShape, PoolConfig
 from cacheprune.pool.entry import EntryInfo, SegmentKV
 from cacheprune.pool.errors import (
+    BelowThresholdError,
     InvalidEntryError,
     PoolCapacityError,
     PoolConfigError,
@@ -33,6 +34,7 @@ from cacheprune.pool.url import PoolURL, parse_pool_url
 from cacheprune.retriever import EntryName, Match
 
 __all__ = [
+    "BelowThresholdError",
     "DEFAULT_DOMAIN",
     "POOL_KEY_ENV",
     "TOKEN_METADATA_BYTES",

@@ -89,6 +89,11 @@ class PoolConfig:
     # skips a match whose entry would take longer to read, at the read rate it measured,
     # than its tokens take to compute (a slow store, a short match). None: never skip.
     recompute_tokens_per_s: float | None = None
+    # Publication threshold: a window of `min_entry_tokens` tokens is shareable only once this
+    # many distinct tenants of the sharing domain sent it (threshold.py); 1 counts nothing.
+    # The serving engine and the connector set `defaults.PUBLISH_THRESHOLD`.
+    publish_threshold: int = 1
+    sender_count_ttl_s: float = defaults.SENDER_COUNT_TTL_S
 
     def __post_init__(self) -> None:
         if not isinstance(self.budget_bytes, int) or self.budget_bytes <= 0:
@@ -134,7 +139,10 @@ class PoolConfig:
                 self.recompute_tokens_per_s > 0 and math.isfinite(self.recompute_tokens_per_s)):
             raise PoolConfigError("recompute_tokens_per_s must be positive and finite or None, "
                                   f"got {self.recompute_tokens_per_s!r}")
-        for name in ("store_timeout_s", "breaker_cooldown_s"):
+        if not isinstance(self.publish_threshold, int) or self.publish_threshold < 1:
+            raise PoolConfigError(f"publish_threshold must be an int >= 1 (1: no threshold), "
+                                  f"got {self.publish_threshold!r}")
+        for name in ("store_timeout_s", "breaker_cooldown_s", "sender_count_ttl_s"):
             value = getattr(self, name)
             if not (value > 0 and math.isfinite(value)):
                 raise PoolConfigError(f"{name} must be positive and finite, got {value!r}")

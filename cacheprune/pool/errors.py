@@ -33,3 +33,8 @@ class SessionStateError(PoolError, RuntimeError):
 
 class SessionTimeoutError(PoolError, TimeoutError):
     """The session's deadline passed; its staged entries are discarded."""
+
+
+class BelowThresholdError(PoolError, ValueError):
+    """A staged segment holds tokens that fewer than `publish_threshold` tenants sent; the pool
+    never stores them."""

@@ -46,6 +46,7 @@ from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import SharedPool
 from cacheprune.pool.shared_medium import Garbled, MediumError
+from cacheprune.pool.threshold_stores import FileSenderCounts
 from cacheprune.pool.url import PoolURL
 from cacheprune.retriever import EntryName
 
@@ -72,6 +73,9 @@ class FilePool(SharedPool):
         super().__init__(url.redacted, config, key, clock)
         self.root = url.path
         self._dirs = open_pool_folder(url.path)
+        self._sender_counts = FileSenderCounts(os.path.join(url.path, "senders.sqlite"),
+                                               config.store_timeout_s)
+        self.threshold = self._threshold_over(self._sender_counts)
 
     # ---- files ---------------------------------------------------------------------------
 
@@ -387,4 +391,5 @@ class FilePool(SharedPool):
         for descriptor in self._dirs.values():
             os.close(descriptor)
         self._dirs = {}
+        self._sender_counts.close()
         self._audit.close()

@@ -85,7 +85,7 @@ class PoolKeys:
     """Every keyed function the backends use, derived once from a `PoolKey`."""
 
     __slots__ = ("_name_key", "_tag_key", "_who_key", "_anchor_cipher", "hash_base",
-                 "_rest_key", "_rest_ciphers")
+                 "_rest_key", "_rest_ciphers", "_window_cipher", "_sender_cipher")
 
     def __init__(self, key: PoolKey) -> None:
         self._name_key = key.derive("entry-name")
@@ -94,6 +94,9 @@ class PoolKeys:
         self._anchor_cipher = Cipher(algorithms.AES(key.derive("anchor")[:16]), modes.ECB())
         self._rest_key = key.derive("at-rest")
         self._rest_ciphers: dict[str, AESGCM] = {}
+        self._window_cipher = Cipher(algorithms.AES(key.derive("sender-window")[:16]),
+                                     modes.ECB())
+        self._sender_cipher = Cipher(algorithms.AES(key.derive("sender-mark")[:16]), modes.ECB())
         seed = int.from_bytes(key.derive("rolling-base")[:16], "little")
         self.hash_base = _BASE_FLOOR + seed % (MERSENNE_61 - 1 - _BASE_FLOOR)
 
@@ -129,6 +132,36 @@ class PoolKeys:
         out = encryptor.update(blocks.tobytes()) + encryptor.finalize()
         return [out[i : i + 16] for i in range(0, len(out), 16)]
 
+    def window_ids(self, scope_tag: str, window_hashes: npt.NDArray[np.uint64]
+                   ) -> npt.NDArray[np.uint64]:
+        """64-bit keyed id of each window hash in that scope, for the publication threshold's
+        sender counts (its own key: a window id is never an anchor id)."""
+        return _prf64(self._window_cipher, window_hashes, int(scope_tag[:16], 16))
+
+    def sender_marks(self, tenant_tag: str, window_ids: npt.NDArray[np.uint64]) -> list[bytes]:
+        """What a tenant leaves on each window it sent: AES-128 of (tenant, window), 16 bytes.
+        Marks of one tenant on two windows are unlinkable without the key; `mark_senders`
+        recovers the tenant from a mark and checks that the mark belongs to its window."""
+        blocks = np.empty((window_ids.shape[0], 2), dtype="<u8")
+        blocks[:, 0] = int(tenant_tag[:16], 16)
+        blocks[:, 1] = window_ids
+        encryptor = self._sender_cipher.encryptor()
+        out = encryptor.update(blocks.tobytes()) + encryptor.finalize()
+        return [out[i : i + 16] for i in range(0, len(out), 16)]
+
+    def mark_senders(self, marks: list[bytes], window_ids: npt.NDArray[np.uint64]
+                     ) -> npt.NDArray[np.uint64]:
+        """The 64-bit tenant tag in each mark; 0 where the mark was not made by this key for
+        its window `window_ids[i]` (a forgery or a copy from another window)."""
+        if not marks:
+            return np.zeros(0, dtype=np.uint64)
+        decryptor = self._sender_cipher.decryptor()
+        clear = decryptor.update(b"".join(marks)) + decryptor.finalize()
+        blocks = np.frombuffer(clear, dtype="<u8").reshape(-1, 2)
+        senders = blocks[:, 0].astype(np.uint64)
+        senders[blocks[:, 1] != window_ids] = 0
+        return senders
+
     def at_rest(self, domain_tag: str) -> AESGCM:
         """AES-256-GCM under the sharing domain's own key (HKDF-SHA256 from the pool key):
         what encrypts the entries of that domain at rest."""
@@ -158,3 +191,14 @@ class PoolKeys:
             mac.update(struct.pack("<I", len(part)))
             mac.update(part)
         return mac.hexdigest()
+
+
+def _prf64(cipher: Cipher[modes.ECB], values: npt.NDArray[np.uint64], tweak: int
+           ) -> npt.NDArray[np.uint64]:
+    """AES-128 of (value, tweak), truncated to 64 bits, for a whole array in one call."""
+    blocks = np.empty((values.shape[0], 2), dtype="<u8")
+    blocks[:, 0] = values
+    blocks[:, 1] = tweak
+    encryptor = cipher.encryptor()
+    out = encryptor.update(blocks.tobytes()) + encryptor.finalize()
+    return np.frombuffer(out, dtype="<u8").reshape(-1, 2)[:, 0].astype(np.uint64)

@@ -19,6 +19,7 @@ from cacheprune.pool.keys import PoolKey, PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.quota import QuotaLedger, share_limits
 from cacheprune.pool.store import PoolStore
+from cacheprune.pool.threshold import MemorySenderCounts, PublicationThreshold
 from cacheprune.retriever import EntryName, IndexedSegment, Match, PrefixIndex, find_matches
 from cacheprune.tokens import MaskArray, TokenArray
 
@@ -57,6 +58,9 @@ class MemoryPool(PoolStore):
         self.metrics = PoolMetrics()
         self.metrics.budget_bytes.set(config.budget_bytes)
         self._audit = AuditLog(config.audit_log_path, self.metrics.audit_failures)
+        self.threshold = PublicationThreshold(config, self.keys, MemorySenderCounts(),
+                                              self.metrics, clock,
+                                              lambda op, call, default: call())
 
     @property
     def audit(self) -> AuditLog:

@@ -84,6 +84,13 @@ class PoolMetrics:
         self.verification_failures = counter(
             "verification_failures", "Matches whose SHA-256 did not confirm the entry"
         )
+        self.below_threshold_tokens = counter(
+            "below_threshold_tokens", "Non-private request tokens neither looked up nor "
+            "published: fewer than publish_threshold tenants sent them"
+        )
+        self.forged_senders = counter(
+            "forged_senders", "Sender marks found in the store that the pool key did not make"
+        )
 
     def text(self) -> str:
         """All metrics in the Prometheus text exposition format."""

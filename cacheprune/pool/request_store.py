@@ -29,6 +29,7 @@ from cacheprune.tokens import MaskArray, TokenArray
 if TYPE_CHECKING:
     from cacheprune.pool.keys import PoolKeys
     from cacheprune.pool.metrics import PoolMetrics
+    from cacheprune.pool.threshold import PublicationThreshold
 
 
 class RequestStore(abc.ABC):
@@ -44,6 +45,10 @@ class RequestStore(abc.ABC):
     url: str
     clock: Callable[[], float]
     keys: PoolKeys  # names and tags under this pool's key (`PoolKeys.entry_name`, ...)
+    # Counts the tenants that sent each window (`config.publish_threshold`); the caller of
+    # `lookup` records the request first and looks up only what it found shareable (as
+    # `PoolSession.lookup` does), and stages only what `CommonWindows.shareable_runs` allows.
+    threshold: PublicationThreshold
 
     def check_scope(self, scope: Scope) -> None:
         """Raise `PoolConfigError` unless `scope`'s layout and dtype are what this store holds."""

@@ -29,6 +29,7 @@ import torch
 
 from cacheprune.pool.entry import SegmentKV
 from cacheprune.pool.errors import (
+    BelowThresholdError,
     PoolError,
     PromptTooLongError,
     SessionStateError,
@@ -36,6 +37,7 @@ from cacheprune.pool.errors import (
 )
 from cacheprune.pool.handles import Lease, Scope, SegmentData, StagedSegment
 from cacheprune.pool.request_store import RequestStore
+from cacheprune.pool.threshold import CommonWindows
 from cacheprune.retriever import EntryName, Match
 from cacheprune.tokens import as_mask_array, as_token_array
 
@@ -61,6 +63,7 @@ class PoolSession:
     __slots__ = (
         "store", "request_id", "scope", "owner", "deadline", "state", "published",
         "discard_reason", "_leases", "_lease_of", "_staged", "_committed", "_abort_reason",
+        "_common",
     )
 
     def __init__(self, store: RequestStore, request_id: str, scope: Scope,
@@ -80,6 +83,8 @@ class PoolSession:
         self._staged: list[StagedSegment] = []
         self._committed = False
         self._abort_reason: str | None = None
+        # What the publication threshold found common in this request (None: not counted).
+        self._common: CommonWindows | None = None
 
     def __enter__(self) -> PoolSession:
         if self.state is not SessionState.NEW:
@@ -138,8 +143,14 @@ class PoolSession:
         self,
         token_ids: Sequence[int] | npt.NDArray[np.integer],
         private_mask: Sequence[bool] | npt.NDArray[np.bool_],
+        declared_public: Sequence[bool] | npt.NDArray[np.bool_] | None = None,
     ) -> list[Match]:
-        """Matches for the request's non-private tokens; each matched entry is leased."""
+        """Matches for the request's non-private tokens; each matched entry is leased.
+
+        Under a publication threshold (`config.publish_threshold` > 1) the request is first
+        counted as a sender of its windows, and only the tokens that common windows cover are
+        looked up (and may later be staged, `shareable_runs`). `declared_public` flags tokens
+        the operator declared public: a window wholly inside them is common uncounted."""
         self._check_open("look up")
         tokens = as_token_array(token_ids)
         mask = as_mask_array(private_mask, tokens.shape[0])
@@ -148,6 +159,11 @@ class PoolSession:
             raise PromptTooLongError(
                 f"prompt has {tokens.shape[0]} tokens, the pool's maximum context is {max_tokens}"
             )
+        if self.store.config.publish_threshold > 1:
+            declared = (None if declared_public is None
+                        else as_mask_array(declared_public, tokens.shape[0]))
+            self._common = self.store.threshold.record(self.scope, tokens, mask, declared)
+            mask = mask | ~self._common.shareable
         result = self.store.lookup(self.scope, self.owner, tokens, mask)
         self._leases.extend(result.leases)
         self._lease_of.update(zip(result.matches, result.leases, strict=True))
@@ -178,6 +194,13 @@ class PoolSession:
         self._check_open("stage")
         if self._committed:
             raise SessionStateError(f"session {self.request_id!r} already committed")
+        if self.store.config.publish_threshold > 1:
+            tokens = as_token_array(token_ids)
+            if self.shareable_runs(tokens, 1) != [(0, int(tokens.shape[0]))]:
+                raise BelowThresholdError(
+                    f"session {self.request_id!r}: the segment holds tokens that fewer than "
+                    f"{self.store.config.publish_threshold} tenants sent (stage only what "
+                    "shareable_runs returns, after a lookup)")
         segment = SegmentData(token_ids, keys, values, positions, recompute, private_mask)
         staging_id = f"{self.owner}.{len(self._staged)}"
         try:
@@ -187,6 +210,19 @@ class PoolSession:
             raise
         self._staged.append(staged)
         return staged.entry
+
+    def shareable_runs(self, token_ids: Sequence[int] | npt.NDArray[np.integer],
+                       min_tokens: int) -> list[tuple[int, int]]:
+        """[start, end) of each run of at least `min_tokens` tokens of a segment cut from what
+        this session looked up that the publication threshold lets it publish: the whole
+        segment without a threshold, nothing before a lookup counted it."""
+        tokens = as_token_array(token_ids)
+        if self.store.config.publish_threshold == 1:
+            num_tokens = int(tokens.shape[0])
+            return [(0, num_tokens)] if num_tokens >= min_tokens else []
+        if self._common is None:
+            return []
+        return self._common.shareable_runs(tokens, min_tokens)
 
     def commit(self) -> None:
         """Declare the request successful: staged segments are published when the block exits."""

@@ -50,6 +50,7 @@ from cacheprune.pool.quota import quota_counter_name, quota_limits, share_limits
 from cacheprune.pool.shared_admin import SharedAdmin
 from cacheprune.pool.shared_medium import MediumError
 from cacheprune.pool.store import PoolStore
+from cacheprune.pool.threshold import PublicationThreshold, SenderCountStore
 from cacheprune.pool.tombstones import TombstoneMemory
 from cacheprune.retriever import (
     EntryName,
@@ -90,6 +91,11 @@ class SharedPool(SharedAdmin, PoolStore):
     @property
     def audit(self) -> AuditLog:
         return self._audit
+
+    def _threshold_over(self, counts: SenderCountStore) -> PublicationThreshold:
+        """The publication threshold on this medium's sender marks, behind the breaker."""
+        return PublicationThreshold(self.config, self.keys, counts, self.metrics, self.clock,
+                                    self._guarded)
 
     def _guarded(self, op: str, call: Callable[[], Result], default: Result) -> Result:
         """`call()` unless the breaker is open; a medium failure is counted, audited, opens

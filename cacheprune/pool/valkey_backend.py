@@ -8,6 +8,7 @@ Keys (every name is keyed by the pool key; nothing on the server can be computed
     cp:q:<kind.counter>   publish rate counters (INCRBY, keyed names, expiring with the window)
     cp:o:<kind.tag>       a tenant's (domain's) entries, for its share (sorted set by time)
     cp:t:<subject>        tombstones of erasure and invalidation (tombstones.py)
+    cp:w:<window id>      the publication threshold's sender marks (threshold.py), with a TTL
 
 Every call waits at most `store_timeout_s` for the server (connect and each reply), with no
 retry: a stalled or dead server costs one timeout, then the circuit breaker (breaker.py) stops
@@ -54,8 +55,9 @@ from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import SharedPool
 from cacheprune.pool.shared_medium import Garbled, MediumError
+from cacheprune.pool.threshold_stores import ValkeySenderCounts
 from cacheprune.pool.url import PoolURL
-from cacheprune.pool.valkey_scripts import PROBE_ANCHORS, REWRITE_ANCHOR
+from cacheprune.pool.valkey_scripts import ADD_SENDERS, PROBE_ANCHORS, REWRITE_ANCHOR
 from cacheprune.retriever import EntryName
 
 logger = logging.getLogger(__name__)
@@ -82,6 +84,8 @@ class ValkeyPool(SharedPool):
         self._probe = self._client.register_script(PROBE_ANCHORS)
         self._rewrite = self._client.register_script(REWRITE_ANCHOR)
         self._ttl_ms = None if config.ttl_s is None else max(1, int(config.ttl_s * 1000))
+        self.threshold = self._threshold_over(ValkeySenderCounts(
+            self._server, self._client.register_script(ADD_SENDERS), PREFIX + b"w:"))
 
     @contextmanager
     def _server(self) -> Iterator[redis.Redis]:

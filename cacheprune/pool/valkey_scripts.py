@@ -36,3 +36,26 @@ if #kept == 0 then redis.call('DEL', KEYS[1])
 else redis.call('SET', KEYS[1], table.concat(kept, '', 1, last)) end
 return #kept
 """
+# The publication threshold's sender marks for every window of a prompt, in one round trip:
+# ARGV[1] the concatenated 8-byte window ids, ARGV[2] the 16-byte marks (one per window),
+# ARGV[3] the key prefix, ARGV[4] now, ARGV[5] the TTL (seconds), ARGV[6] the most marks a
+# window keeps. Each window is a sorted set of marks scored by when they were last renewed; a
+# key of another type is replaced. Returns each window's marks, in order.
+ADD_SENDERS = """
+local ids, marks, prefix = ARGV[1], ARGV[2], ARGV[3]
+local now, ttl, cap = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local ttl_ms, out = math.ceil(ttl * 1000), {}
+for i = 0, #ids / 8 - 1 do
+  local key = prefix .. string.sub(ids, i * 8 + 1, i * 8 + 8)
+  local mark = string.sub(marks, i * 16 + 1, i * 16 + 16)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind ~= 'zset' and kind ~= 'none' then redis.call('DEL', key) end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. (now - ttl))
+  if redis.call('ZSCORE', key, mark) or redis.call('ZCARD', key) < cap then
+    redis.call('ZADD', key, now, mark)
+  end
+  redis.call('PEXPIRE', key, ttl_ms)
+  out[#out + 1] = redis.call('ZRANGE', key, 0, -1)
+end
+return out
+"""

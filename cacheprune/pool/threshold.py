@@ -1,0 +1,196 @@
+"""The publication threshold: a stretch of non-private tokens is looked up and published only
+once `publish_threshold` (k) distinct tenants of its sharing domain have sent it.
+
+Detection is the first line of privacy, never a perfect one: a value the detectors miss is
+non-private to the pool. The threshold is the second line. Every request that searches the pool
+records its windows (every run of `min_entry_tokens` non-private tokens) as sent by its tenant;
+a window is *common* once k distinct tenants sent exactly its tokens within
+`sender_count_ttl_s`, the reader included. A token is shareable when a common window covers it;
+everything else is computed as for a first request, and never published. A value one tenant
+typed therefore stays out of the pool unless k tenants typed it in the same context.
+
+One attacker account adds one tenant to a window it probes: with the victim that makes 2, so
+k = 3 leaves it nothing to learn (docs/privacy.md; accounts under one control are the
+operator's to stop).
+
+What the store keeps (`SenderCountStore`), on every backend: per keyed window id (`PoolKeys.
+window_ids`, unpredictable without the pool key), up to `cap` sender marks with the time each
+was last renewed. A mark is AES of (tenant tag, window id): no text, no raw ids, unlinkable
+across windows, and a mark that was forged or copied from another window does not count
+(`PoolKeys.mark_senders`). Operator-declared public tokens are exempt: a window wholly inside
+them is common without being counted.
+"""
+
+from __future__ import annotations
+
+import abc
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cacheprune.pool.config import PoolConfig
+from cacheprune.pool.handles import Scope
+from cacheprune.pool.keys import PoolKeys
+from cacheprune.pool.metrics import PoolMetrics
+from cacheprune.retriever import window_hashes
+from cacheprune.tokens import MaskArray, TokenArray, true_runs
+
+# Marks a window keeps at most: beyond k, more only help against marks planted by a writer
+# without the key (they take room but never count).
+CAP_PER_THRESHOLD = 4
+
+Guard = Callable[[str, Callable[[], list[list[bytes]]], list[list[bytes]]], list[list[bytes]]]
+
+
+class SenderCountStore(abc.ABC):
+    """Where a backend keeps sender marks; the same semantics on every backend."""
+
+    @abc.abstractmethod
+    def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
+                     now: float, ttl_s: float, cap: int) -> list[list[bytes]]:
+        """For each window: forget marks older than `ttl_s`, add or renew `marks[i]` unless
+        the window already holds `cap` others, and return the window's marks. Raises only
+        `MediumError`/`OSError` (the caller counts nothing common then)."""
+
+
+class MemorySenderCounts(SenderCountStore):
+    """In one process: a dict of window id -> {mark: last renewed}."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._windows: dict[int, dict[bytes, float]] = {}
+        self._next_sweep = 0.0
+
+    def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
+                     now: float, ttl_s: float, cap: int) -> list[list[bytes]]:
+        oldest = now - ttl_s
+        found = []
+        with self._lock:
+            if now >= self._next_sweep:  # windows nobody sent again would stay forever
+                self._sweep(oldest)
+                self._next_sweep = now + ttl_s
+            for window_id, mark in zip(window_ids.tolist(), marks, strict=True):
+                senders = self._windows.setdefault(window_id, {})
+                stale = [m for m, renewed in senders.items() if renewed < oldest]
+                for old in stale:
+                    del senders[old]
+                if mark in senders or len(senders) < cap:
+                    senders[mark] = now
+                found.append(list(senders))
+        return found
+
+    def _sweep(self, oldest: float) -> None:
+        self._windows = {window_id: senders for window_id, senders in self._windows.items()
+                         if any(renewed >= oldest for renewed in senders.values())}
+
+
+@dataclass(slots=True, frozen=True)
+class CommonWindows:
+    """What one request's count found: which of its windows k tenants have sent.
+
+    `shareable` flags the request's tokens a common window covers (the rest are neither
+    looked up nor published); `common_ids` holds the keyed ids of the common windows, so that
+    a segment cut from this request can be checked (`shareable_runs`) without counting again.
+    """
+
+    threshold: PublicationThreshold
+    scope_tag: str
+    shareable: MaskArray
+    common_ids: frozenset[int]
+
+    def shareable_runs(self, token_ids: TokenArray, min_tokens: int) -> list[tuple[int, int]]:
+        """[start, end) of each run of at least `min_tokens` tokens of a segment that common
+        windows lying wholly inside the segment cover."""
+        num_tokens = int(token_ids.shape[0])
+        window = self.threshold.window
+        if num_tokens < window:
+            return []
+        starts, ids = self.threshold.window_ids(self.scope_tag, token_ids,
+                                                np.zeros(num_tokens, dtype=np.bool_))
+        common = np.fromiter((int(i) in self.common_ids for i in ids.tolist()), dtype=np.bool_,
+                             count=ids.shape[0])
+        covered = cover(starts[common], window, num_tokens)
+        return [(start, end) for start, end in true_runs(covered) if end - start >= min_tokens]
+
+
+class PublicationThreshold:
+    """Counts the tenants that sent each window, and says which tokens are shareable."""
+
+    def __init__(self, config: PoolConfig, keys: PoolKeys, counts: SenderCountStore,
+                 metrics: PoolMetrics, clock: Callable[[], float], guard: Guard) -> None:
+        self.k = config.publish_threshold
+        self.window = config.min_entry_tokens
+        self.ttl_s = config.sender_count_ttl_s
+        self.keys = keys
+        self.counts = counts
+        self.metrics = metrics
+        self.clock = clock
+        self.guard = guard
+
+    def window_ids(self, scope_tag: str, token_ids: TokenArray, private_mask: MaskArray
+                   ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+        """Start and keyed id of every window of `token_ids` free of private tokens."""
+        hashes, is_valid = window_hashes(token_ids, private_mask, self.window,
+                                         self.keys.hash_base)
+        starts = np.flatnonzero(is_valid).astype(np.int64)
+        return starts, self.keys.window_ids(scope_tag, hashes[starts])
+
+    def record(self, scope: Scope, token_ids: TokenArray, private_mask: MaskArray,
+               declared_public: MaskArray | None = None) -> CommonWindows:
+        """Count `scope.tenant` as a sender of each window of the request, and find the
+        common ones. Idempotent for one tenant (a retry or a second process of the same
+        request counts once). A store fault leaves only declared-public windows common."""
+        scope_tag = self.keys.scope_tag(scope.identity.digest(), scope.domain)
+        num_tokens = int(token_ids.shape[0])
+        starts, ids = self.window_ids(scope_tag, token_ids, private_mask)
+        declared = np.zeros(starts.shape[0], dtype=np.bool_)
+        if declared_public is not None and declared_public.any():
+            inside = cover_counts(declared_public, self.window)
+            declared = inside[starts] == self.window
+        counted = ~declared
+        common = declared.copy()
+        if counted.any():
+            common[counted] = self._common(scope, ids[counted])
+        shareable = cover(starts[common], self.window, num_tokens)
+        num_public = int((~private_mask).sum())
+        self.metrics.below_threshold_tokens.inc(num_public - int(shareable.sum()))
+        return CommonWindows(self, scope_tag, shareable,
+                             frozenset(int(i) for i in ids[common].tolist()))
+
+    def _common(self, scope: Scope, window_ids: npt.NDArray[np.uint64]) -> MaskArray:
+        tenant_tag = self.keys.tenant_tag(scope.tenant)
+        marks = self.keys.sender_marks(tenant_tag, window_ids)
+        cap = CAP_PER_THRESHOLD * self.k
+        found = self.guard("count_senders", lambda: self.counts.add_and_read(
+            window_ids, marks, self.clock(), self.ttl_s, cap), [])
+        if len(found) != window_ids.shape[0]:
+            return np.zeros(window_ids.shape[0], dtype=np.bool_)  # the store did not answer
+        marks_found = [[m for m in window if isinstance(m, bytes) and len(m) == 16]
+                       for window in found]
+        sizes = [len(window) for window in marks_found]
+        senders = self.keys.mark_senders([m for window in marks_found for m in window],
+                                         np.repeat(window_ids, sizes))
+        genuine = senders != 0
+        self.metrics.forged_senders.inc(int((~genuine).sum()))
+        # NOTE: a tenant's mark on a window is always the same 16 bytes and a window holds a
+        # set of marks, so its genuine marks are its distinct senders.
+        owner = np.repeat(np.arange(window_ids.shape[0]), sizes)
+        return np.bincount(owner[genuine], minlength=window_ids.shape[0]) >= self.k
+
+
+def cover(starts: npt.NDArray[np.int64], window: int, num_tokens: int) -> MaskArray:
+    """Tokens that at least one window [start, start + window) covers."""
+    edges = np.zeros(num_tokens + 1, dtype=np.int64)
+    np.add.at(edges, starts, 1)
+    np.add.at(edges, starts + window, -1)
+    return np.cumsum(edges[:-1]) > 0
+
+
+def cover_counts(mask: MaskArray, window: int) -> npt.NDArray[np.int64]:
+    """For each start p, how many of tokens [p, p + window) are flagged in `mask`."""
+    sums = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))
+    ends = np.minimum(np.arange(mask.shape[0]) + window, mask.shape[0])
+    return sums[ends] - sums[:-1]

@@ -1,0 +1,103 @@
+"""Where the shared backends keep the publication threshold's sender marks (threshold.py).
+
+    Valkey:  cp:w:<8-byte window id>  a sorted set of marks scored by renewal time, with a TTL,
+             all of a prompt's windows in one script call (valkey_scripts.ADD_SENDERS)
+    file://: senders.sqlite in the pool folder, one row per (window id, mark) with its renewal
+             time; SQLite's own locking serializes the processes of the machine
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+
+import numpy as np
+import numpy.typing as npt
+
+from cacheprune.pool.shared_medium import MediumError
+from cacheprune.pool.threshold import SenderCountStore
+
+_SQL_CHUNK = 500  # ids per SELECT ... IN (...): far below SQLite's limit on parameters
+
+
+class ValkeySenderCounts(SenderCountStore):
+    def __init__(self, server: Callable[[], AbstractContextManager[object]],
+                 add_senders: Callable[..., object], prefix: bytes) -> None:
+        self._server = server
+        self._add_senders = add_senders
+        self._prefix = prefix
+
+    def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
+                     now: float, ttl_s: float, cap: int) -> list[list[bytes]]:
+        with self._server():
+            found = self._add_senders(args=[
+                np.ascontiguousarray(window_ids, dtype="<u8").tobytes(), b"".join(marks),
+                self._prefix, repr(now), repr(ttl_s), cap])
+        if not isinstance(found, list) or len(found) != window_ids.shape[0]:
+            raise MediumError("the server answered the sender count with another shape")
+        return [list(window) if isinstance(window, list) else [] for window in found]
+
+
+class FileSenderCounts(SenderCountStore):
+    def __init__(self, path: str, timeout_s: float) -> None:
+        self._path = path
+        self._timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+
+    def _db(self) -> sqlite3.Connection:
+        if self._connection is None:
+            connection = sqlite3.connect(self._path, timeout=self._timeout_s,
+                                         isolation_level=None, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("CREATE TABLE IF NOT EXISTS senders (window INTEGER NOT NULL, "
+                               "mark BLOB NOT NULL, renewed REAL NOT NULL, "
+                               "PRIMARY KEY (window, mark)) WITHOUT ROWID")
+            connection.execute("CREATE INDEX IF NOT EXISTS senders_renewed ON senders(renewed)")
+            self._connection = connection
+        return self._connection
+
+    def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
+                     now: float, ttl_s: float, cap: int) -> list[list[bytes]]:
+        signed = window_ids.astype(np.uint64).view(np.int64).tolist()
+        rows = list(zip(signed, marks, strict=True))
+        try:
+            with self._lock, _transaction(self._db()) as db:
+                db.execute("DELETE FROM senders WHERE renewed < ?", (now - ttl_s,))
+                db.executemany("UPDATE senders SET renewed = ? WHERE window = ? AND mark = ?",
+                               [(now, window, mark) for window, mark in rows])
+                db.executemany(
+                    "INSERT OR IGNORE INTO senders (window, mark, renewed) SELECT ?1, ?2, ?3 "
+                    "WHERE (SELECT COUNT(*) FROM senders WHERE window = ?1) < ?4",
+                    [(window, mark, now, cap) for window, mark in rows])
+                found: dict[int, list[bytes]] = {}
+                unique = list(dict.fromkeys(signed))
+                for i in range(0, len(unique), _SQL_CHUNK):
+                    chunk = unique[i:i + _SQL_CHUNK]
+                    marks_of = db.execute(
+                        "SELECT window, mark FROM senders WHERE window IN "
+                        f"({','.join('?' * len(chunk))})", chunk)
+                    for window, mark in marks_of:
+                        found.setdefault(window, []).append(mark)
+        except sqlite3.Error as error:
+            raise MediumError(f"sender counts: {type(error).__name__}") from error
+        return [found.get(window, []) for window in signed]
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK when the block raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
