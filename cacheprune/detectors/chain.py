@@ -84,9 +84,11 @@ class DetectorChain:
         allow_list: Iterable[str] = (),
         normalize: bool = True,
         whole_values: bool = True,
+        detect_nothing: bool = False,
     ) -> None:
-        if not detectors:
-            raise ValueError("a DetectorChain needs at least one detector")
+        if not detectors and not detect_nothing:
+            raise ValueError("a DetectorChain needs at least one detector (detect_nothing=True "
+                             "for a chain that flags nothing, to evaluate the other defences)")
         names = [d.name for d in detectors]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:

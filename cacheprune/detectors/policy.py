@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 import cacheprune
 from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError
@@ -38,7 +38,10 @@ class DetectorEntry(_Strict):
 
 class PolicySpec(_Strict):
     version: Literal[1] = 1
-    detectors: list[DetectorEntry] = Field(min_length=1)
+    detectors: list[DetectorEntry]
+    # An empty chain flags nothing: every token is public to the pool. Only for measuring the
+    # defences that do not rest on detection (rules/policy_none.yaml); it must be said.
+    detect_nothing: bool = False
     timeout_s: float | None = Field(default=5.0, gt=0.0)
     widen: int = Field(default=0, ge=0, le=64)
     default_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -48,6 +51,15 @@ class PolicySpec(_Strict):
     normalize: bool = True
     # Grow spans to whole words, and names over the rest of the name.
     whole_values: bool = True
+
+    @model_validator(mode="after")
+    def _empty_only_when_said(self) -> PolicySpec:
+        if not self.detectors and not self.detect_nothing:
+            raise ValueError("detectors: the list is empty; list at least one detector, or set "
+                             "detect_nothing: true for a policy that flags nothing")
+        if self.detectors and self.detect_nothing:
+            raise ValueError("detect_nothing: true, but detectors are listed; keep one of them")
+        return self
 
 
 @dataclass(slots=True)
@@ -109,6 +121,7 @@ def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
             allow_list=spec.allow_list,
             normalize=spec.normalize,
             whole_values=spec.whole_values,
+            detect_nothing=spec.detect_nothing,
         )
     except ValueError as exc:
         raise DetectorConfigError(f"{source}: {exc}") from exc

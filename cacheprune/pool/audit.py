@@ -21,7 +21,7 @@ from prometheus_client import Counter
 
 # "leak_suspected": written by cacheprune.monitor, not by the pool.
 AuditEvent = Literal["publish", "reuse", "evict", "invalidate", "reject", "skip", "miss",
-                     "erase", "fault", "leak_suspected"]
+                     "erase", "fault", "leak_suspected", "probe_suspected"]
 logger = logging.getLogger(__name__)
 
 

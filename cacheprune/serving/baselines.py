@@ -83,7 +83,8 @@ class FixedChunks(PoolSharing):
             return []
         view, attention, computed = publishable
         segments = self.chunk_segments(request, attention, computed)
-        return stage_segments(session, view, segments, AloneKV(self.model, request))
+        return stage_segments(session, view, segments, AloneKV(self.model, request),
+                              self.config.annotator.min_len)
 
     def chunk_segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
                        computed: MaskArray) -> list[SegmentSpan]:

@@ -8,7 +8,7 @@ from typing import Literal
 
 from cacheprune import defaults
 from cacheprune.annotator import AnnotatorConfig
-from cacheprune.monitor import LeakMonitorConfig
+from cacheprune.monitor import LeakMonitorConfig, ProbeMonitorConfig
 from cacheprune.pool import DEFAULT_DOMAIN
 
 # cacheprune: token-level sharing of non-private segments (the product).
@@ -48,6 +48,9 @@ class EngineConfig:
     public_system_prompt: str | None = None
     # Watches answers for another tenant's private words (hashes only); None turns it off.
     leak_monitor: LeakMonitorConfig | None = field(default_factory=LeakMonitorConfig)
+    # Flags tenants whose requests look like a search over another tenant's text (hashes
+    # only); with its cooldown_s set, a flagged tenant loses cross-tenant reuse for a while.
+    probe_monitor: ProbeMonitorConfig | None = field(default_factory=ProbeMonitorConfig)
     # Where the pool lives: memory:// (this process), file:///folder, redis://host:port/db or
     # unix:///socket (see docs/pool.md). Shared backends need the pool key (here or in
     # $CACHEPRUNE_POOL_KEY); it is never printed.
@@ -61,6 +64,11 @@ class EngineConfig:
     # NOTE: 2 halves the capture cost and chooses the same segments and recompute marks as
     # every layer (measured in docs/serving.md).
     capture_layer_stride: int = 2
+    # A stretch of tenant text is reused and published only once this many distinct tenants
+    # of its sharing domain sent it (the pool's publication threshold; 1: no threshold).
+    # Operator-declared public ranges are exempt.
+    publish_threshold: int = defaults.PUBLISH_THRESHOLD
+    sender_count_ttl_s: float = defaults.SENDER_COUNT_TTL_S
 
     def sharing_domain(self, tenant: str) -> str:
         return self.sharing_domains.get(tenant, DEFAULT_DOMAIN)

@@ -59,8 +59,13 @@ class ContextFreeSharing(PoolSharing):
         computed = computed_mask(request, prefill)
         declared = self._prefix_of(request)
         published = []
-        for start, end in public_pieces(request.token_ids, request.private, computed,
-                                        self.config.annotator.min_len):
+        min_len = self.config.annotator.min_len
+        pieces = [(start + first, start + last)
+                  for start, end in public_pieces(request.token_ids, request.private, computed,
+                                                  min_len)
+                  for first, last in session.shareable_runs(request.token_ids[start:end],
+                                                            min_len)]
+        for start, end in pieces:
             # A run at the sequence start is its own prefix.
             prefix = request.token_ids[:0] if start == 0 else declared
             ids = np.concatenate([prefix, request.token_ids[start:end]])

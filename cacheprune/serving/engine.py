@@ -23,12 +23,12 @@ from cacheprune.engine import (
     load_default,
 )
 from cacheprune.models import ChatTokenizer
-from cacheprune.monitor import LeakFinding, LeakMonitor
+from cacheprune.monitor import LeakFinding, LeakMonitor, ProbeMonitor
 from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, PoolSession, Scope, open_pool
 from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
-from cacheprune.serving.prompt import Prompt, PublicRange, render
+from cacheprune.serving.prompt import Prompt, PublicRange, inside_ranges, render
 from cacheprune.serving.public_sharing import IsolatedSharing, PaperBaselineSharing
 from cacheprune.serving.record import RequestRecord, ScoredContinuation
 from cacheprune.serving.request import ServedRequest
@@ -62,6 +62,8 @@ class Engine:
             anchor_stride=self.config.anchor_stride,
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
+            publish_threshold=self.config.publish_threshold,
+            sender_count_ttl_s=self.config.sender_count_ttl_s,
         ), pool_key=self.config.pool_key)
         self.strategy = strategy or make_strategy(self.config, model, tokenizer)
         self.registry = CollectorRegistry(auto_describe=True)
@@ -71,6 +73,9 @@ class Engine:
             registry=self.registry)
         self.monitor = (LeakMonitor(self.config.leak_monitor)
                         if self.config.leak_monitor is not None else None)
+        self.probe_monitor = (ProbeMonitor(self.config.probe_monitor)
+                              if self.config.probe_monitor is not None else None)
+        self._without_reuse = NoSharing()  # for tenants the probe monitor cools off
         self._request_numbers = itertools.count(1)
 
     @classmethod
@@ -95,13 +100,17 @@ class Engine:
         started = time.perf_counter()  # TTFT counts detection and lookup too
         request = self._admit(tenant, prompt, public_ranges)
         strategy = self.strategy
+        if self.probe_monitor is not None and self.probe_monitor.observe(
+                tenant, request.token_ids, request.request_id):
+            strategy = self._without_reuse  # a suspected prober: nothing looked up or published
         scope = Scope(self.identity, tenant, self.config.sharing_domain(tenant))
         with self.pool.session(request.request_id, scope) as session:
             plan = strategy.plan(request, session)
             generation = generate(self.model, plan, sampling or SamplingParams(),
                                   self.tokenizer.stop_token_ids, request_start=started)
             # Everything below runs after the first token: it is off the TTFT path.
-            published, publish_error = self._publish(request, session, generation.prefill)
+            published, publish_error = self._publish(strategy, request, session,
+                                                     generation.prefill)
             if publish_error is None:
                 session.commit()  # without it the session discards what was staged
         scored = None if score_tokens is None else self._score(generation, score_tokens)
@@ -137,11 +146,11 @@ class Engine:
         return ScoredContinuation(list(token_ids), logits.float().log_softmax(-1),
                                   time.perf_counter() - started)
 
-    def _publish(self, request: ServedRequest, session: PoolSession,
+    def _publish(self, strategy: SharingStrategy, request: ServedRequest, session: PoolSession,
                  prefill: PrefillResult) -> tuple[list[Published], str | None]:
         """Stage what the request gives back; a failure costs the pool, never the answer."""
         try:
-            return self.strategy.publish(request, session, prefill), None
+            return strategy.publish(request, session, prefill), None
         except Exception as error:  # noqa: BLE001
             # NOTE: the answer is decoded already; losing it for a cache write would punish
             # the tenant for an operator-side fault. The failure is logged, counted and named
@@ -163,8 +172,9 @@ class Engine:
     def metrics_text(self) -> str:
         """The pool's, the engine's and the leak monitor's metrics (Prometheus text format)."""
         parts = [self.pool.metrics_text(), generate_latest(self.registry).decode("utf-8")]
-        if self.monitor is not None:
-            parts.append(self.monitor.metrics_text())
+        for monitor in (self.monitor, self.probe_monitor):
+            if monitor is not None:
+                parts.append(monitor.metrics_text())
         return "".join(parts)
 
     def _admit(self, tenant: str, prompt: Prompt,
@@ -182,6 +192,7 @@ class Engine:
             token_ids=np.asarray(encoding.ids, dtype=np.int64),
             private=masked.mask,
             failed_closed_reason=detection.reason if detection.failed_closed else None,
+            declared_public=inside_ranges(encoding.offsets, rendered.public),
         )
 
     def cached_token_ids(self) -> list[TokenIds]:

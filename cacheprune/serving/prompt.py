@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from cacheprune.models.tokenizer import ChatTokenizer, check_text
+from cacheprune.tokens import MaskArray
 
 Messages = list[dict[str, str]]
 Prompt = str | Messages
@@ -80,3 +83,14 @@ def _checked(start: int, end: int, length: int, where: str) -> tuple[int, int]:
         raise ValueError(f"public range ({start}, {end}) lies outside {where} "
                          f"of {length} characters")
     return start, end
+
+
+def inside_ranges(offsets: Sequence[tuple[int, int]],
+                  ranges: Sequence[tuple[int, int]]) -> MaskArray:
+    """One flag per token: True where the token's characters lie wholly inside one of the
+    [start, end) character `ranges` (a token without characters is never inside)."""
+    bounds = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    inside = np.zeros(bounds.shape[0], dtype=np.bool_)
+    for start, end in ranges:
+        inside |= (bounds[:, 0] >= start) & (bounds[:, 1] <= end) & (bounds[:, 1] > bounds[:, 0])
+    return inside

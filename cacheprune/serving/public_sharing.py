@@ -42,7 +42,8 @@ class PaperBaselineSharing(PoolSharing):
             return []
         view, attention, computed = publishable
         segments = self.annotated_segments(request, attention, computed)
-        return stage_segments(session, view, segments, InContextKV(prefill, view.positions))
+        return stage_segments(session, view, segments, InContextKV(prefill, view.positions),
+                              self.config.annotator.min_len)
 
     def annotated_segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
                            computed: MaskArray) -> list[SegmentSpan]:
@@ -92,4 +93,5 @@ class IsolatedSharing(PaperBaselineSharing):
         annotation = annotate(private_free.attention, np.zeros(end, dtype=np.bool_),
                               computed[:end], self.config.annotator, every_row=True)
         segments = [(s.start, s.end, s.recompute) for s in annotation.segments]
-        return stage_segments(session, view, segments, private_free.kv)
+        return stage_segments(session, view, segments, private_free.kv,
+                              self.config.annotator.min_len)

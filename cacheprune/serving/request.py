@@ -18,6 +18,9 @@ class ServedRequest:
     token_ids: TokenIds
     private: MaskArray  # one flag per token: True where the detectors flagged it
     failed_closed_reason: str | None  # detection failed: every token is private
+    # one flag per token: True where the operator declared the token's text public (the
+    # publication threshold does not count what lies wholly inside it)
+    declared_public: MaskArray
     # The two ways the pool sees the prompt (`PublicView`), built once here: plan, capture and
     # publish each read them, and rebuilding them per step cost time for nothing.
     public_view: PublicView = field(init=False, repr=False, compare=False)  # private ones out

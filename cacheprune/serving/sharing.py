@@ -48,7 +48,8 @@ class PoolSharing(SharingStrategy):
     def plan(self, request: ServedRequest, session: PoolSession) -> PrefillPlan:
         view = self.search_view(request)
         reused = []
-        for match in session.lookup(view.token_ids, view.private):
+        declared = request.declared_public[view.positions]
+        for match in session.lookup(view.token_ids, view.private, declared):
             if not self.accepts(match):
                 continue
             kv = session.read(match)
@@ -93,12 +94,15 @@ def computed_mask(request: ServedRequest, prefill: PrefillResult) -> MaskArray:
 
 
 def stage_segments(session: PoolSession, view: PublicView, segments: list[SegmentSpan],
-                   source: KVSource) -> list[Published]:
-    """Stage each span of `view` with its marks and the K, V and positions `source` gives it."""
+                   source: KVSource, min_tokens: int) -> list[Published]:
+    """Stage each span of `view` with its marks and the K, V and positions `source` gives it,
+    cut to the runs of at least `min_tokens` that the publication threshold allows."""
     published = []
     for start, end, marks in segments:
-        keys, values, positions = source.segment(start, end)
-        segment_hash = session.stage(view.token_ids[start:end], keys, values, positions,
-                                     marks, view.private[start:end])
-        published.append(Published(str(segment_hash), end - start))
+        for first, last in session.shareable_runs(view.token_ids[start:end], min_tokens):
+            keys, values, positions = source.segment(start + first, start + last)
+            segment_hash = session.stage(view.token_ids[start + first:start + last], keys,
+                                         values, positions, marks[first:last],
+                                         view.private[start + first:start + last])
+            published.append(Published(str(segment_hash), last - first))
     return published

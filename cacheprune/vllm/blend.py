@@ -112,7 +112,8 @@ def _served_request(order: PrefillOrder) -> ServedRequest:
     return ServedRequest(request_id=order.request_id, tenant=order.tenant,
                          token_ids=np.asarray(order.token_ids, dtype=np.int64),
                          private=np.asarray(order.private, dtype=np.bool_),
-                         failed_closed_reason=None)
+                         failed_closed_reason=None,
+                         declared_public=np.asarray(order.declared_public, dtype=np.bool_))
 
 
 def _cut(spans: list[ReusedSpan], num_local: int) -> list[ReusedSpan]:

@@ -12,7 +12,8 @@ class PrefillOrder:
 
     The first `num_local_tokens` already hold KV in the request's blocks (vLLM's own prefix
     cache); the rest are computed by cacheprune's prefill, reusing pooled segments. `private`
-    has one flag per token. `publish`: this is the request's first prefill, whose attention is
+    and `declared_public` (the operator's public ranges) have one flag per token. `publish`:
+    this is the request's first prefill, whose attention is
     annotated and whose segments are published once the request ends well (not after a
     preemption, when the prefill is repeated).
     """
@@ -21,13 +22,15 @@ class PrefillOrder:
     tenant: str
     token_ids: tuple[int, ...]
     private: tuple[bool, ...]
+    declared_public: tuple[bool, ...]
     num_local_tokens: int
     block_ids: tuple[int, ...]
     publish: bool
 
     def __post_init__(self) -> None:
-        if len(self.private) != len(self.token_ids):
-            raise ValueError(f"request {self.request_id}: {len(self.private)} mask flags for "
+        if not len(self.private) == len(self.declared_public) == len(self.token_ids):
+            raise ValueError(f"request {self.request_id}: {len(self.private)} private and "
+                             f"{len(self.declared_public)} declared-public flags for "
                              f"{len(self.token_ids)} tokens")
         if not 0 <= self.num_local_tokens < len(self.token_ids):
             raise ValueError(f"request {self.request_id}: {self.num_local_tokens} local tokens "

@@ -16,15 +16,18 @@ import numpy as np
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
+from cacheprune.serving.prompt import inside_ranges
 from cacheprune.tokens import MaskArray
 
 
 @dataclass(slots=True, frozen=True)
 class PromptMask:
-    """`private[i]`: token i is private. `shareable` tokens lead the prompt, none private."""
+    """`private[i]`: token i is private; `declared_public[i]`: its text lies inside a range
+    the operator declared public. `shareable` tokens lead the prompt, none private."""
 
     private: MaskArray
     failed_closed: bool
+    declared_public: MaskArray
 
     @property
     def shareable(self) -> int:
@@ -44,12 +47,14 @@ def mask_prompt(token_ids: Sequence[int], tokenizer: ChatTokenizer, policy: Dete
             raise ValueError(f"public range ({start}, {end}) lies outside the prompt's "
                              f"{len(text)} characters")
     encoding = tokenizer.encode(text)
+    none_declared = np.zeros(len(ids), dtype=np.bool_)
     if encoding.ids != ids:
-        return PromptMask(all_private, failed_closed=True)
+        return PromptMask(all_private, True, none_declared)
     masked = policy.mask(text, encoding.offsets, public_ranges)
     if masked.detection.failed_closed:
-        return PromptMask(all_private, failed_closed=True)
-    return PromptMask(np.asarray(masked.mask, dtype=np.bool_), failed_closed=False)
+        return PromptMask(all_private, True, none_declared)
+    return PromptMask(np.asarray(masked.mask, dtype=np.bool_), False,
+                      inside_ranges(encoding.offsets, public_ranges))
 
 
 def parse_public_ranges(value: Any) -> list[tuple[int, int]]:

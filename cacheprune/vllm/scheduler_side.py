@@ -44,6 +44,7 @@ class _Admission:
 
     tenant: str
     private: tuple[bool, ...]
+    declared_public: tuple[bool, ...]
 
 
 class SchedulerSide:
@@ -98,7 +99,8 @@ class SchedulerSide:
                         "closed or its token ids do not re-encode); vLLM computes it alone",
                         request.request_id)
             return None
-        return _Admission(tenant, tuple(bool(flag) for flag in masked.private))
+        return _Admission(tenant, tuple(bool(flag) for flag in masked.private),
+                          tuple(bool(flag) for flag in masked.declared_public))
 
     def _public_ranges(self, request: Any) -> list[tuple[int, int]]:
         params = getattr(request, "kv_transfer_params", None) or {}
@@ -134,7 +136,9 @@ class SchedulerSide:
         num_generated = len(token_ids) - len(admission.private)
         self._orders.append(PrefillOrder(
             request_id=request.request_id, tenant=admission.tenant, token_ids=token_ids,
-            private=admission.private + (True,) * num_generated, num_local_tokens=num_local,
+            private=admission.private + (True,) * num_generated,
+            declared_public=admission.declared_public + (False,) * num_generated,
+            num_local_tokens=num_local,
             block_ids=tuple(block_ids), publish=first))
         if first:
             self._prefilled.add(request.request_id)

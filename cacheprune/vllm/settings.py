@@ -50,6 +50,9 @@ class ConnectorSettings(BaseModel):
     audit_log: str | None = None  # the pool's audit log (JSON lines)
     request_log: str | None = None  # one JSON line per prefill: what the pool served
     accept_public_ranges: bool = False
+    # As the own engine's `EngineConfig.publish_threshold`: reused and published only once
+    # this many distinct tenants (salts) sent a stretch of text.
+    publish_threshold: int = Field(default=defaults.PUBLISH_THRESHOLD, ge=1)
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

@@ -27,7 +27,7 @@ def victim():
 @pytest.mark.parametrize("mode", ["global_prefix", "cacheprune"])
 def test_prober_against_global_cache_and_cacheprune(default_model, victim, mode):
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, load_policy(), EngineConfig(mode=mode))
+    engine = Engine(model, tokenizer, load_policy(), EngineConfig(publish_threshold=1, mode=mode))
     engine.generate(victim.tenant, victim.messages, SamplingParams(max_new_tokens=1))
     leak = probe_direct(engine, [victim])
     exact, _ = contextual_recovery(engine, [victim])
@@ -50,7 +50,7 @@ def test_prober_recovers_from_cacheprune_a_name_the_detectors_missed(default_mod
     data = read_yaml(default_policy_path())
     data["thresholds"] = {**data.get("thresholds", {}), "PERSON": 1.0}
     blind = policy_from_data(data, "names-dropped", default_policy_path().parent)
-    engine = Engine(model, tokenizer, blind, EngineConfig(mode="cacheprune"))
+    engine = Engine(model, tokenizer, blind, EngineConfig(publish_threshold=1, mode="cacheprune"))
     record = engine.generate(victim.tenant, victim.messages, SamplingParams(max_new_tokens=1))
     text, _ = render_prompt(tokenizer, victim.messages, ())
     start = text.index(victim.slot_values["name"])

@@ -13,6 +13,7 @@ from pool_helpers import WINDOW, ManualClock, kv_for, make_pool, scope, segment
 from cacheprune.pool import BelowThresholdError
 from cacheprune.tokens import true_runs
 
+
 def send(pool, tenant, tokens, declared=None, request_id="r"):
     """One request of `tenant` that looks `tokens` up: its shareable runs and its hits."""
     with pool.session(request_id, scope(tenant=tenant)) as session:

@@ -38,6 +38,7 @@ def policy():
 
 def _engine(default_model, policy, **config) -> Engine:
     model, tokenizer = default_model
+    config.setdefault("publish_threshold", 1)  # these tests share from the first tenant on
     return Engine(model, tokenizer, policy, EngineConfig(**config))
 
 

@@ -27,7 +27,7 @@ def _messages(user: str) -> list[dict[str, str]]:
 @pytest.fixture()
 def engine(default_model) -> Engine:
     model, tokenizer = default_model
-    return Engine(model, tokenizer, load_policy(), EngineConfig())
+    return Engine(model, tokenizer, load_policy(), EngineConfig(publish_threshold=1))
 
 
 def test_typed_control_tokens_stay_text(default_model, engine: Engine) -> None:
@@ -80,7 +80,7 @@ def test_bad_content_gets_a_clear_error_and_changes_nothing(engine: Engine, mess
 def test_a_publish_failure_returns_the_answer_and_publishes_nothing(engine: Engine,
                                                                     monkeypatch) -> None:
     reference = engine.generate("a", _messages(DOCUMENT * 4), PARAMS)
-    fresh = Engine(engine.model, engine.tokenizer, engine.policy, EngineConfig())
+    fresh = Engine(engine.model, engine.tokenizer, engine.policy, EngineConfig(publish_threshold=1))
 
     def failing_publish(*args, **kwargs):  # a fault injected on purpose
         raise OSError("disk full")

@@ -32,7 +32,7 @@ def _published_entries(default_model, policy, publish_mode: str):
     model, tokenizer = default_model
     results = []
     for email, phone in VICTIMS:
-        engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
+        engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, publish_mode=publish_mode))
         messages = _messages(email, phone)
         record = engine.generate("victim", messages, SamplingParams(max_new_tokens=1))
         text, _ = render_prompt(tokenizer, messages, ())
@@ -73,7 +73,7 @@ def test_a_warm_request_runs_no_private_free_pass(default_model, policy, monkeyp
     from cacheprune.serving import private_free
 
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, policy, EngineConfig())
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1))
     first = engine.generate("victim", _messages(*VICTIMS[0]), SamplingParams(max_new_tokens=1))
     assert first.num_published_tokens > 0  # positive control: a cold request runs the pass
     passes = []

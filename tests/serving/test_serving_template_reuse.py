@@ -48,13 +48,14 @@ def _served(tokenizer, policy, tenant: str) -> ServedRequest:
     text, public = render_prompt(tokenizer, _messages(tenant), ())
     encoding = tokenizer.encode(text)
     return ServedRequest(f"check-{tenant}", tenant, np.asarray(encoding.ids, dtype=np.int64),
-                         policy.mask(text, encoding.offsets, public).mask, None)
+                         policy.mask(text, encoding.offsets, public).mask, None,
+                         np.zeros(len(encoding.ids), dtype=bool))
 
 
 @pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
 def test_public_text_between_private_values_is_reused(default_model, policy, publish_mode):
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, publish_mode=publish_mode))
     engine.generate("a", _messages("a"), PARAMS)
     second = engine.generate("b", _messages("b"), PARAMS)
     request = _served(tokenizer, policy, "b")
@@ -76,7 +77,7 @@ def test_the_public_prefix_is_reused_exactly(default_model, policy):
     """b shares only the prefix before its first private value with a: that part is reused,
     and b's first-token logits equal a full forward pass's."""
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, policy, EngineConfig())
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1))
     engine.generate("a", _messages("a"), PARAMS)
     other = [{"role": "system", "content": SYSTEM},
              {"role": "user", "content": "Hello, my name is Li Wei and I travel with a dog. "
@@ -87,13 +88,13 @@ def test_the_public_prefix_is_reused_exactly(default_model, policy):
     first_private = int(np.flatnonzero(record.private_mask)[0])
     assert record.hit_spans == [(0, first_private)]
     full = engine.generate("b", other, SamplingParams(max_new_tokens=4))
-    fresh = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing")).generate(
+    fresh = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, mode="no_sharing")).generate(
         "b", other, SamplingParams(max_new_tokens=4))
     assert record.text == full.text == fresh.text
     reference = model.prefill(PrefillPlan.full(torch.tensor(ids))).logits
     with engine.pool.session("check", Scope(engine.identity, "checker")) as session:
         request = ServedRequest("check", "b", np.asarray(ids, dtype=np.int64),
-                                record.private_mask, None)
+                                record.private_mask, None, np.zeros(len(ids), dtype=bool))
         plan = engine.strategy.plan(request, session)
         logits = model.prefill(plan).logits
     assert plan.reused_mask()[:first_private].all()
@@ -105,7 +106,7 @@ def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_m
     """A warm request computes no run of public tokens long enough to publish: its publish
     computes no attention and runs no private-free pass, while the cold request's does."""
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, policy, EngineConfig(publish_mode=publish_mode))
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, publish_mode=publish_mode))
     strategy = engine.strategy
     cold = _served(tokenizer, policy, "a")
     with engine.pool.session("cold", Scope(engine.identity, "a")) as session:
@@ -141,7 +142,7 @@ def test_a_publisher_that_reused_a_sentence_still_publishes_its_whole_document(
     came before) is a segment on its own; both are published with the sentence, so b finds
     every token of the document in the pool."""
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, policy, EngineConfig())
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1))
     shared = ("Lost umbrellas, gloves and scarves wait at the lower station office for thirty "
               "days before they go to the charity shop; ask the driver for a claim slip, which "
               "lists the tram number and the time you left it. ")

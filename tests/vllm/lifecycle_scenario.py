@@ -68,9 +68,9 @@ def main() -> None:
         return {"prompt": prompt} if salt is None else {"prompt": prompt, "cache_salt": salt}
 
     first = LLM(folder, kv_transfer_config=kv_transfer_config(
-        pool_url=f"file://{pool_dir}", audit_log=str(audit)), **engine_args)
+        pool_url=f"file://{pool_dir}", audit_log=str(audit), publish_threshold=1), **engine_args)
     faulty = kv_transfer_config(pool_url=f"file://{pool_dir}", audit_log=str(audit),
-                                request_log=str(requests_log))
+                                request_log=str(requests_log), publish_threshold=1)
     faulty.update(kv_connector="FaultyConnector", kv_connector_module_path="faulty_connector")
     second = LLM(folder, kv_transfer_config=faulty, disable_log_stats=False,
                  num_gpu_blocks_override=tiny_cache_blocks(folder, prompts["concurrent"]),

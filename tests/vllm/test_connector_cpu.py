@@ -62,8 +62,10 @@ def engine(model_folder, pool_dir, audit_log, request_log, reference):
 
     from cacheprune.vllm import kv_transfer_config
 
+    # publish_threshold=1: these tests share between two tenants from the first request on
     config = kv_transfer_config(pool_url=f"file://{pool_dir}", pool_budget_bytes=1 << 30,
-                                audit_log=str(audit_log), request_log=str(request_log))
+                                audit_log=str(audit_log), request_log=str(request_log),
+                                publish_threshold=1)
     llm = LLM(model_folder, kv_transfer_config=config, disable_log_stats=False, **ENGINE_ARGS)
     yield llm
     llm.llm_engine.engine_core.shutdown()
@@ -169,7 +171,8 @@ def test_same_tenant_again_hits_vllms_own_prefix_cache(engine, audit_log, reques
 def test_own_engine_and_vllm_read_each_others_entries(engine, pool_dir, audit_log, tokenizer):
     from cacheprune.serving import Engine, EngineConfig, SamplingParams
 
-    own = Engine.from_default(EngineConfig(pool_url=f"file://{pool_dir}", pool_key=POOL_KEY))
+    own = Engine.from_default(EngineConfig(pool_url=f"file://{pool_dir}", pool_key=POOL_KEY,
+                                           publish_threshold=1))
     # vLLM publishes, the own engine reuses.
     document = public_document("vllm-to-own")
     publish(engine, profile_first(ALICE, document), ALICE.salt, audit_log)
