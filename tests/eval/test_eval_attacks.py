@@ -60,7 +60,7 @@ def test_token_statistics_propose_the_value_tokens(default_model, victim: Reques
 def test_global_prefix_cache_loses_every_value(default_model, victim: Request) -> None:
     # The positive control: if the prober could not recover these, a 0% elsewhere means nothing.
     model, tokenizer = default_model
-    engine = partial(Engine, model, tokenizer, load_policy(), EngineConfig(publish_threshold=1, mode="global_prefix"))
+    engine = partial(Engine, model, tokenizer, load_policy(), EngineConfig(mode="global_prefix"))
     attacks = attack_system(engine, [victim], HITS_ONLY)
     lost = values_recovered(attacks.outcomes)
     assert lost.num_values == len(victim.private_values)
@@ -72,7 +72,7 @@ def test_extension_spells_out_a_number_from_the_global_prefix_cache(
     default_model, victim: Request
 ) -> None:
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, load_policy(), EngineConfig(publish_threshold=1, mode="global_prefix"))
+    engine = Engine(model, tokenizer, load_policy(), EngineConfig(mode="global_prefix"))
     engine.generate(victim.tenant, victim.messages)
     slot = next(s for s, info in victim.slots.items() if info.kind in NUMBER_KINDS)
     target = SlotTarget.of(victim, slot)
@@ -99,7 +99,8 @@ def test_cacheprune_gives_up_a_planted_miss_and_nothing_masked(
     default_model, victim: Request, tmp_path: Path
 ) -> None:
     model, tokenizer = default_model
-    engine = partial(Engine, model, tokenizer, _policy_without_names(tmp_path), EngineConfig(publish_threshold=1))
+    engine = partial(Engine, model, tokenizer, _policy_without_names(tmp_path),
+                     EngineConfig(publish_threshold=1))
     attacks = attack_system(engine, [victim], HITS_ONLY)
     dictionary = [o for o in attacks.outcomes if o.attack == "dictionary"]
     colleague = next(o for o in dictionary if o.slot == "colleague")
@@ -118,7 +119,8 @@ def test_timing_rounds_see_the_victims_cache_and_none_of_the_attackers_probes(
     # and every probe of a slot has the same number of tokens (a short candidate is not fast
     # for being short). Where the cache is unsafe, the true value hits more than every decoy.
     model, tokenizer = default_model
-    config = EngineConfig(publish_threshold=1, mode="global_prefix") if mode == "global_prefix" else EngineConfig(publish_threshold=1)
+    config = (EngineConfig(mode="global_prefix") if mode == "global_prefix"
+              else EngineConfig(publish_threshold=1))
     make_engine = partial(Engine, model, tokenizer, load_policy(), config)
     target = SlotTarget.of(victim, "name")
     candidates = candidate_list(target, 4, attacker_seed=11)

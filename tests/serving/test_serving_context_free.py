@@ -33,7 +33,8 @@ def _messages(preamble: str, question: str) -> list[dict[str, str]]:
 def _engine(default_model) -> Engine:
     model, tokenizer = default_model
     return Engine(model, tokenizer, load_policy(),
-                  EngineConfig(publish_threshold=1, publish_mode="segment", public_system_prompt=SYSTEM))
+                  EngineConfig(publish_threshold=1, publish_mode="segment",
+                               public_system_prompt=SYSTEM))
 
 
 def test_entries_do_not_depend_on_the_publishers_preamble(default_model, hf_reference):

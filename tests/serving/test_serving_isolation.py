@@ -24,7 +24,8 @@ def test_isolated_segments_carry_the_kv_of_the_prompt_without_its_private_tokens
 ):
     model, tokenizer = default_model
     policy = load_policy()
-    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, publish_mode="isolated"))
+    engine = Engine(model, tokenizer, policy,
+                    EngineConfig(publish_threshold=1, publish_mode="isolated"))
     record = engine.generate("a", MESSAGES, SamplingParams(max_new_tokens=1))
     assert record.num_private > 0 and record.num_published_tokens > 0
 

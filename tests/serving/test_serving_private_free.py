@@ -32,7 +32,8 @@ def _published_entries(default_model, policy, publish_mode: str):
     model, tokenizer = default_model
     results = []
     for email, phone in VICTIMS:
-        engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, publish_mode=publish_mode))
+        engine = Engine(model, tokenizer, policy,
+                        EngineConfig(publish_threshold=1, publish_mode=publish_mode))
         messages = _messages(email, phone)
         record = engine.generate("victim", messages, SamplingParams(max_new_tokens=1))
         text, _ = render_prompt(tokenizer, messages, ())

@@ -55,7 +55,8 @@ def _served(tokenizer, policy, tenant: str) -> ServedRequest:
 @pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
 def test_public_text_between_private_values_is_reused(default_model, policy, publish_mode):
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, publish_mode=publish_mode))
+    engine = Engine(model, tokenizer, policy,
+                    EngineConfig(publish_threshold=1, publish_mode=publish_mode))
     engine.generate("a", _messages("a"), PARAMS)
     second = engine.generate("b", _messages("b"), PARAMS)
     request = _served(tokenizer, policy, "b")
@@ -88,7 +89,7 @@ def test_the_public_prefix_is_reused_exactly(default_model, policy):
     first_private = int(np.flatnonzero(record.private_mask)[0])
     assert record.hit_spans == [(0, first_private)]
     full = engine.generate("b", other, SamplingParams(max_new_tokens=4))
-    fresh = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, mode="no_sharing")).generate(
+    fresh = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing")).generate(
         "b", other, SamplingParams(max_new_tokens=4))
     assert record.text == full.text == fresh.text
     reference = model.prefill(PrefillPlan.full(torch.tensor(ids))).logits
@@ -106,7 +107,8 @@ def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_m
     """A warm request computes no run of public tokens long enough to publish: its publish
     computes no attention and runs no private-free pass, while the cold request's does."""
     model, tokenizer = default_model
-    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1, publish_mode=publish_mode))
+    engine = Engine(model, tokenizer, policy,
+                    EngineConfig(publish_threshold=1, publish_mode=publish_mode))
     strategy = engine.strategy
     cold = _served(tokenizer, policy, "a")
     with engine.pool.session("cold", Scope(engine.identity, "a")) as session:
