@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from cacheprune import defaults
 from cacheprune.detectors import load_policy
 from cacheprune.engine import SamplingParams, Transformer, load_default
 from cacheprune.models import (
@@ -29,7 +30,14 @@ from eval.attacks.oracles import ORACLES
 from eval.bound import OracleBound
 from eval.data import DATASETS, DatasetError, load_documents, project_data_dir
 from eval.report import markdown_table, write_report
-from eval.runner import ATTACKED, SYSTEMS, compare_with_reference, run_systems
+from eval.runner import (
+    ATTACKED,
+    ISOLATED_K1,
+    SYSTEMS,
+    compare_with_reference,
+    run_systems,
+    with_threshold,
+)
 from eval.timing import RunClock
 from eval.workload import Request, WorkloadConfig, WorkloadError, build_requests
 from eval.workload.fit import describe_cuts, fit_to_context
@@ -87,7 +95,14 @@ def _parser() -> argparse.ArgumentParser:
                              "face the cached-count prober only)")
     parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS),
                         help="default: every system of the backend")
-    parser.add_argument("--policy", help="detection policy YAML (default: shipped rules)")
+    parser.add_argument("--policy", help="detection policy YAML (default: shipped rules; "
+                        "cacheprune/detectors/rules/policy_none.yaml detects nothing, to "
+                        "measure the publication threshold alone)")
+    parser.add_argument("--publish-threshold", type=int, default=defaults.PUBLISH_THRESHOLD,
+                        metavar="K", help="cacheprune's publication threshold: a stretch of "
+                        "text is shared once K distinct tenants sent it (default "
+                        f"{defaults.PUBLISH_THRESHOLD}; the oracle bound counts the same; "
+                        f"'{ISOLATED_K1}' stays at 1, the control)")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pool", default="memory://", metavar="URL",
@@ -112,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if "no_sharing" not in args.systems:
         print("error: --systems must include no_sharing (the full-recompute reference)",
+              file=sys.stderr)
+        return 2
+    if args.publish_threshold < 1:
+        print(f"error: --publish-threshold must be at least 1, got {args.publish_threshold}",
               file=sys.stderr)
         return 2
     if args.max_docs < 1:
@@ -185,13 +204,15 @@ def main(argv: list[str] | None = None) -> int:
         longest = max(map(_prompt_token_counter(tokenizer), requests)) + args.max_new_tokens
         results = run_vllm_systems(args.systems, str(folder), tokenizer, policy, args.policy,
                                    requests, args.max_new_tokens, args.victims,
-                                   args.out / "vllm", engine_context(longest, context))
+                                   args.out / "vllm", engine_context(longest, context),
+                                   args.publish_threshold)
     else:
         assert model is not None, "the engine backend loaded the model"
         model_id = model.model_id
-        bound = OracleBound(model, tokenizer, policy)
-        results = run_systems({name: replace(SYSTEMS[name], pool_url=args.pool)
-                               for name in args.systems}, model, tokenizer, policy, requests,
+        bound = OracleBound(model, tokenizer, policy, args.publish_threshold)
+        systems = with_threshold({name: replace(SYSTEMS[name], pool_url=args.pool)
+                                  for name in args.systems}, args.publish_threshold)
+        results = run_systems(systems, model, tokenizer, policy, requests,
                               SamplingParams(max_new_tokens=args.max_new_tokens),
                               args.victims, attack_settings, tuple(args.attack_systems), bound,
                               clock)
@@ -206,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         "max_new_tokens": args.max_new_tokens, "seed": args.seed, "victims": args.victims,
         "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,
         "dictionary_oracles": args.dictionary_oracles, "extension_oracles": args.extension_oracles,
-        "attack_systems": args.attack_systems,
+        "attack_systems": args.attack_systems, "publish_threshold": args.publish_threshold,
+        "policy": args.policy,
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
         "timings_s": clock.seconds,

@@ -57,3 +57,19 @@ def attack_tables(results: list[SystemResult]) -> str:
                          f"{row.num_recovered} | " + " | ".join(cells) + " |")
         sections.append("\n".join(lines))
     return "\n\n".join(sections)
+
+
+def threshold_and_monitor(results: list[SystemResult]) -> str:
+    """Per system: its publication threshold, how many requests per document ran before one
+    reused any of the document, and what the probe monitor flagged (the workload's tenants,
+    who are all benign, and the attacker)."""
+    lines = ["| system | threshold k | requests per document before reuse | benign tenants "
+             "flagged | attacker flagged |", "|---|---:|---|---:|---:|"]
+    for system in results:
+        before = system.requests_before_reuse()
+        reuse = ", ".join("never" if n is None else str(n) for n in before.values())
+        flagged = system.attacks.prober_flagged if system.attacks is not None else []
+        attacker = f"{sum(flagged)} of {len(flagged)} attacks" if flagged else "n/a"
+        lines.append(f"| {system.name} | {system.publish_threshold} | {reuse} | "
+                     f"{len(system.benign_flagged)} | {attacker} |")
+    return "\n".join(lines)

@@ -9,7 +9,7 @@ from typing import Any
 from eval.agreement import MAX_SCORED_TOKENS
 from eval.bound import Bound
 from eval.bound import summary as bound_summary
-from eval.privacy_report import attack_tables, detector_coverage
+from eval.privacy_report import attack_tables, detector_coverage, threshold_and_monitor
 from eval.runner import REFERENCE, SystemResult
 from eval.targets import targets_table
 from eval.timing import RunClock
@@ -98,6 +98,10 @@ def write_report(results: list[SystemResult], out_dir: Path, meta: dict[str, Any
         f"the value private), over the whole workload:\n\n{detector_coverage(results)}\n\n"
         "Attacks on the victims' values (attack/oracle: recovered/attacked, probes spent; see "
         f"docs/evaluation.md):\n\n{attack_tables(results)}\n\n"
+        "Publication threshold (a stretch of text is shared once k distinct tenants sent it; "
+        "a request is warm for a system once k tenants sent its document before it) and probe "
+        "monitor (a tenant flagged for sending near-identical prompts; docs/privacy.md):\n\n"
+        f"{threshold_and_monitor(results)}\n\n"
         f"{_timings_section(meta)}"
         "![summary](summary.png)\n"
     )

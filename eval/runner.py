@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Literal
 
@@ -32,18 +32,24 @@ from eval.timing import RunClock
 from eval.workload import SYSTEM_PROMPT, Request
 
 PAPER_BASELINE = "cacheprune_paper_baseline (research)"
+ISOLATED_K1 = "cacheprune_isolated (k=1)"
 # (label, engine settings); "no_sharing" is also the full-recompute reference for quality.
+# cacheprune's systems run at the product's publication threshold (`with_threshold` sets
+# another); the k=1 row is the control that shows what the threshold holds back.
 SYSTEMS: dict[str, EngineConfig] = {
     "no_sharing": EngineConfig(mode="no_sharing"),
     "tenant_prefix": EngineConfig(mode="tenant_prefix"),
     "global_prefix (unsafe)": EngineConfig(mode="global_prefix"),
-    "fixed_chunks_512": EngineConfig(mode="fixed_chunks"),
+    # CacheBlend-style chunks: a baseline of other systems, which count no senders.
+    "fixed_chunks_512": EngineConfig(mode="fixed_chunks", publish_threshold=1),
     # The CachePrune paper's in-context KV: a research baseline, not a product option.
     PAPER_BASELINE: EngineConfig(mode="cacheprune", publish_mode="paper_baseline"),
     "cacheprune_isolated": EngineConfig(mode="cacheprune", publish_mode="isolated"),
+    ISOLATED_K1: EngineConfig(mode="cacheprune", publish_mode="isolated", publish_threshold=1),
     "cacheprune_segment": EngineConfig(mode="cacheprune", publish_mode="segment",
                                        public_system_prompt=SYSTEM_PROMPT),
 }
+THRESHOLD_PINNED = (ISOLATED_K1, "fixed_chunks_512")  # `with_threshold` leaves these as they are
 REFERENCE = "no_sharing"
 BOUND_PART = "oracle bound"  # the bound's row in the run's timings
 # Systems attacked by default: the unsafe global prefix cache (the positive control) and
@@ -66,7 +72,9 @@ class RequestResult:
     num_published_tokens: int
     num_document_tokens: int  # non-private tokens of the document
     num_document_hits: int  # of those, tokens whose KV came from a cache
-    document_seen_before: bool  # an earlier request of the run carried the same document
+    # warm: enough earlier requests carried the document for it to be shared: one, or as many
+    # distinct tenants as the system's publication threshold
+    document_seen_before: bool
     f1: float
     rouge_l: float
     # (kind, fully masked) per private value: every token holding it was made private
@@ -74,6 +82,7 @@ class RequestResult:
     # the full-recomputation answer teacher-forced under this system's KV (eval.agreement);
     # None where the backend cannot score (vLLM) or no reference ran
     agreement: Agreement | None = None
+    doc_id: str = ""
 
 
 @dataclass(slots=True)
@@ -89,6 +98,9 @@ class SystemResult:
     rouge_l_vs_reference: float = 0.0
     # median over warm requests of the reference's TTFT / this system's, same request
     paired_speedup_warm: float | None = None
+    publish_threshold: int = 1
+    # tenants of the (benign) workload that the engine's probe monitor flagged while serving it
+    benign_flagged: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, float]:
         ttfts = sorted(r.ttft_s for r in self.requests)
@@ -117,19 +129,38 @@ class SystemResult:
             **self._attack_summary(),
             "contextual_exact": self.contextual_exact,
             "contextual_fuzzy": self.contextual_fuzzy,
+            "benign_tenants_flagged": len(self.benign_flagged),
         }
+
+    def requests_before_reuse(self) -> dict[str, int | None]:
+        """Per document: how many of its requests ran before the first that reused any of its
+        tokens (None: none did)."""
+        seen: dict[str, int] = {}
+        first: dict[str, int | None] = {}
+        for request in self.requests:
+            doc = request.doc_id
+            count = seen.get(doc, 0)
+            if doc not in first or first[doc] is None:
+                first[doc] = count if request.num_document_hits > 0 else None
+            seen[doc] = count + 1
+        return first
 
     def _attack_summary(self) -> dict[str, float]:
         if self.attacks is None:
             # A system faced with the first-generation prober only (the vLLM backend).
             return {"direct_leakage": self.direct_leakage} if self.direct_private_tokens else {}
         lost = values_recovered(self.attacks.outcomes)
+        flagged = self.attacks.prober_flagged
         return {"direct_leakage": self.direct_leakage, "values_recovered": lost.share,
                 "masked_values_recovered": lost.num_masked, "values_attacked": lost.num_values,
-                "wrong_claims": lost.num_wrong_claims}
+                "wrong_claims": lost.num_wrong_claims,
+                **({"attacks_flagged": sum(flagged) / len(flagged)} if flagged else {})}
 
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "summary": self.summary(),
+                "publish_threshold": self.publish_threshold,
+                "requests_before_reuse": self.requests_before_reuse(),
+                "benign_flagged": self.benign_flagged,
                 "requests": [asdict(r) for r in self.requests],
                 "direct_private_tokens": self.direct_private_tokens,
                 "attacks": ([asdict(o) for o in self.attacks.outcomes]
@@ -163,15 +194,18 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
     engines = {name: Engine(model, tokenizer, policy, systems[name],
                             strategy=reference_kv if name == REFERENCE else None)
                for name in order}
-    results = {name: SystemResult(name) for name in systems}
-    documents_seen: set[str] = set()
+    results = {name: SystemResult(name, publish_threshold=threshold_of(systems[name]))
+               for name in systems}
+    senders = DocumentSenders()
     for request in tqdm(requests, desc="requests (every system)", unit="req"):
         reference: ScoredContinuation | None = None
+        earlier = senders.before(request)
         for name, engine in engines.items():
             scoring: list[int] | Literal["answer"] | None = "answer" if name == REFERENCE else (
                 None if reference is None else reference.token_ids)
-            served, scored = _serve(engine, tokenizer, request, sampling,
-                                    request.doc_id in documents_seen, clock, name, scoring)
+            warm = earlier >= results[name].publish_threshold
+            served, scored = _serve(engine, tokenizer, request, sampling, warm, clock, name,
+                                    scoring)
             if name == REFERENCE and scored is not None:
                 # its own row compares it with itself: full agreement by construction
                 reference = scored = ScoredContinuation(scored.token_ids[:MAX_SCORED_TOKENS],
@@ -183,17 +217,19 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
             results[name].requests.append(served)
         if bound is not None:
             started = time.perf_counter()
-            record = bound.serve(request, warm=request.doc_id in documents_seen,
+            record = bound.serve(request, warm=earlier >= bound.threshold,
                                  reference=reference_kv.take() if reference_kv else None)
             spent = time.perf_counter() - started
             timed = 0.0 if record is None else record.ttft_s
             clock.add(BOUND_PART, "bound: timed", timed)
             clock.add(BOUND_PART, "bound: off the clock", spent - timed)
-        documents_seen.add(request.doc_id)
+        senders.add(request)
     victims = first_request_per_tenant(requests)[:num_victims]
     settings = attack_settings or AttackSettings()
     for name, engine in engines.items():
         result = results[name]
+        if engine.probe_monitor is not None:
+            result.benign_flagged = engine.probe_monitor.flagged_tenants()
         with clock.time(name, "ctx leakage"):
             result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine,
                                                                                    requests)
@@ -201,7 +237,9 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
         config = systems[name]
         with clock.time(name, "attacks"):
             attacks = attack_system(partial(Engine, model, tokenizer, policy, config), victims,
-                                    settings, logprob=config.mode == "cacheprune")
+                                    settings, logprob=config.mode == "cacheprune",
+                                    companions=companions_of(victims, requests,
+                                                             config.publish_threshold))
         results[name].attacks = attacks
         results[name].direct_leakage = attacks.direct.ratio
         results[name].direct_private_tokens = attacks.direct.num_private_tokens
@@ -237,6 +275,7 @@ def request_result(tokenizer: ChatTokenizer, request: Request, record: RequestRe
     masked = fully_masked_slots(tokenizer, request, record.private_mask)
     return RequestResult(
         request_id=request.request_id,
+        doc_id=request.doc_id,
         tenant=request.tenant,
         answer=record.text,
         ttft_s=record.stats.ttft_s,
@@ -284,6 +323,51 @@ def paired_speedup(requests: list[RequestResult],
 
 def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
+
+
+class DocumentSenders:
+    """The distinct tenants that sent each document so far in a run: a request is warm for a
+    system once its threshold's number of them did (threshold 1: any earlier request)."""
+
+    def __init__(self) -> None:
+        self._tenants: dict[str, set[str]] = {}
+
+    def before(self, request: Request) -> int:
+        return len(self._tenants.get(request.doc_id, ()))
+
+    def add(self, request: Request) -> None:
+        self._tenants.setdefault(request.doc_id, set()).add(request.tenant)
+
+
+def threshold_of(config: EngineConfig) -> int:
+    """The publication threshold a system applies: its own where it shares through the pool,
+    1 (nothing counted) where it does not."""
+    return config.publish_threshold if config.mode in ("cacheprune", "fixed_chunks") else 1
+
+
+def with_threshold(systems: dict[str, EngineConfig], k: int) -> dict[str, EngineConfig]:
+    """The systems with cacheprune's publication threshold set to `k` (the pinned ones
+    excepted)."""
+    return {name: (replace(config, publish_threshold=k)
+                   if config.mode == "cacheprune" and name not in THRESHOLD_PINNED else config)
+            for name, config in systems.items()}
+
+
+def companions_of(victims: list[Request], requests: list[Request], threshold: int
+                  ) -> dict[str, list[Request]]:
+    """Under a threshold of k > 1, for each victim the first requests of k other tenants about
+    its document: served after the victim before an attack, they make the text the victim
+    shares with others common, so that only the victim's own values stay out of reach."""
+    if threshold <= 1:
+        return {}
+    found: dict[str, list[Request]] = {}
+    for victim in victims:
+        tenants: dict[str, Request] = {}
+        for request in requests:
+            if request.doc_id == victim.doc_id and request.tenant != victim.tenant:
+                tenants.setdefault(request.tenant, request)
+        found[victim.request_id] = list(tenants.values())[:threshold]
+    return found
 
 
 def first_request_per_tenant(requests: list[Request]) -> list[Request]:

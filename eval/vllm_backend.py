@@ -34,7 +34,12 @@ from cacheprune.models import ChatTokenizer, Encoding
 from cacheprune.serving import PublicRange, RenderedPrompt, RequestRecord, render
 from cacheprune.vllm import PUBLIC_RANGES_KEY
 from eval.metrics import recovery
-from eval.runner import SystemResult, first_request_per_tenant, request_result
+from eval.runner import (
+    DocumentSenders,
+    SystemResult,
+    first_request_per_tenant,
+    request_result,
+)
 from eval.vllm_probe import probe_cached_counts
 from eval.workload import Request
 
@@ -75,7 +80,7 @@ VLLM_SYSTEMS = {
 def run_vllm_systems(names: list[str], model_folder: str, tokenizer: ChatTokenizer,
                      policy: DetectionPolicy, policy_path: str | None, requests: list[Request],
                      max_new_tokens: int, num_victims: int, work_dir: Path,
-                     max_model_len: int) -> list[SystemResult]:
+                     max_model_len: int, publish_threshold: int) -> list[SystemResult]:
     for key, value in VLLM_ENV.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("CACHEPRUNE_POOL_KEY", secrets.token_hex(32))
@@ -83,15 +88,17 @@ def run_vllm_systems(names: list[str], model_folder: str, tokenizer: ChatTokeniz
     victims = first_request_per_tenant(requests)[:num_victims]
     for name in names:
         folder = work_dir / re.sub(r"[^a-z_]", "", name)
-        with _served(VLLM_SYSTEMS[name], model_folder, tokenizer, policy, policy_path, folder,
-                     max_new_tokens, max_model_len) as served:
-            result = SystemResult(name)
-            documents_seen: set[str] = set()
+        system = VLLM_SYSTEMS[name]
+        threshold = publish_threshold if system.connector else 1
+        with _served(system, model_folder, tokenizer, policy, policy_path, folder,
+                     max_new_tokens, max_model_len, threshold) as served:
+            result = SystemResult(name, publish_threshold=threshold)
+            senders = DocumentSenders()
             for request in tqdm(requests, desc=f"requests ({name})", unit="req"):
                 record = served.serve(request)
                 result.requests.append(request_result(tokenizer, request, record,
-                                                      request.doc_id in documents_seen))
-                documents_seen.add(request.doc_id)
+                                                      senders.before(request) >= threshold))
+                senders.add(request)
             direct = probe_cached_counts(served.cached_tokens, tokenizer, victims)
             result.direct_leakage, result.direct_private_tokens = (direct.ratio,
                                                                    direct.num_private_tokens)
@@ -224,7 +231,8 @@ class _Served:
 @contextmanager
 def _served(system: VllmSystem, model_folder: str, tokenizer: ChatTokenizer,
             policy: DetectionPolicy, policy_path: str | None, work_dir: Path,
-            max_new_tokens: int, max_model_len: int) -> Iterator[_Served]:
+            max_new_tokens: int, max_model_len: int, publish_threshold: int
+            ) -> Iterator[_Served]:
     from vllm import LLM
 
     from cacheprune.vllm import kv_transfer_config
@@ -235,7 +243,8 @@ def _served(system: VllmSystem, model_folder: str, tokenizer: ChatTokenizer,
     if system.connector:
         extra["kv_transfer_config"] = kv_transfer_config(
             pool_url=served.pool_url, request_log=str(served.request_log),
-            detector_config=policy_path, accept_public_ranges=True)
+            detector_config=policy_path, accept_public_ranges=True,
+            publish_threshold=publish_threshold)
     served.llm = LLM(model_folder, dtype="float32", enforce_eager=True,
                      max_model_len=max_model_len, seed=0,
                      enable_prefix_caching=system.prefix_caching, disable_log_stats=False,

@@ -18,7 +18,7 @@ from eval.attacks.extension import TokenStatistics, extension_attack
 from eval.attacks.logprob import attacker_context, logprob_attack
 from eval.attacks.oracles import ORACLES, Oracle
 from eval.attacks.outcome import AttackOutcome, Budget
-from eval.attacks.probe import Prober, SlotTarget
+from eval.attacks.probe import ATTACKER_TENANT, Prober, SlotTarget
 from eval.attacks.timed_dictionary import TimedSlot, timed_dictionary_attack
 from eval.masked import fully_masked_slots
 from eval.workload import Request
@@ -61,10 +61,14 @@ class AttackSettings:
 class SystemAttacks:
     outcomes: list[AttackOutcome] = field(default_factory=list)
     direct: DirectLeakage = field(default_factory=DirectLeakage)
+    # per attacked engine (the hit-count attacks' and the logprob attack's): whether the
+    # engine's probe monitor flagged the attacker
+    prober_flagged: list[bool] = field(default_factory=list)
 
 
 def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
-                  settings: AttackSettings, logprob: bool = False) -> SystemAttacks:
+                  settings: AttackSettings, logprob: bool = False,
+                  companions: dict[str, list[Request]] | None = None) -> SystemAttacks:
     """Attack every slot of every victim with each oracle, plus the first-generation prober.
 
     Every value gets the dictionary attack (for names, addresses and e-mails a realistic
@@ -74,24 +78,36 @@ def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
     own cached probes of the true value (sent by the dictionary attack) cannot help it. The
     hit-count attacks share one engine; the TTFT dictionary attack times every candidate over
     `settings.timing_rounds` engines of its own (`timed_dictionary`).
+
+    `companions[victim.request_id]`: other tenants' requests each engine serves after the
+    victim's, e.g. k tenants' requests about the same document under a publication threshold
+    of k, so that what they share with the victim is common and the victim's values are the
+    only text the attacker cannot reach otherwise (the hardest case for the threshold).
     """
     attacks = SystemAttacks()
     for victim in victims:
+        serve = partial(_serve_victim, victim=victim,
+                        companions=(companions or {}).get(victim.request_id, []))
         engine = make_engine()
-        record = _serve_victim(engine, victim)
+        record = serve(engine)
         masked = fully_masked_slots(engine.tokenizer, victim, record.private_mask)
         if logprob:
             _logprob_attacks(engine, victim, masked, settings, attacks)
         attacks.direct.add(probe_direct(engine, [victim]))
+        if logprob:
+            attacks.prober_flagged.append(_flagged(engine))
         if "hits" in settings.dictionary_oracles or settings.extension_oracles:
-            _hit_count_attacks(make_engine(), victim, masked, settings, attacks)
+            hits_engine = make_engine()
+            serve(hits_engine)
+            _hit_count_attacks(hits_engine, victim, masked, settings, attacks)
+            attacks.prober_flagged.append(_flagged(hits_engine))
         if "ttft" in settings.dictionary_oracles:
             slots = [TimedSlot(target, candidate_list(target, settings.num_candidates,
                                                       settings.attacker_seed),
                                _outcome(victim, target, "dictionary", "ttft", masked[target.slot]))
                      for target in (SlotTarget.of(victim, slot)
                                     for slot in victim.template.slot_names)]
-            timed_dictionary_attack(make_engine, partial(_serve_victim, victim=victim), slots,
+            timed_dictionary_attack(make_engine, serve, slots,
                                     settings.timing_rounds, settings.false_claim_rate,
                                     settings.attacker_seed)
             attacks.outcomes.extend(slot.outcome for slot in slots)
@@ -100,8 +116,8 @@ def attack_system(make_engine: Callable[[], Engine], victims: list[Request],
 
 def _hit_count_attacks(engine: Engine, victim: Request, masked: dict[str, bool],
                        settings: AttackSettings, attacks: SystemAttacks) -> None:
-    """Extension, then dictionary, on one engine that has served only the victim."""
-    _serve_victim(engine, victim)
+    """Extension, then dictionary, on one engine that has served only the victim (and its
+    companions)."""
     prober = Prober(engine)
     if settings.extension_oracles:
         for slot in victim.template.slot_names:
@@ -124,9 +140,20 @@ def _hit_count_attacks(engine: Engine, victim: Request, masked: dict[str, bool],
             attacks.outcomes.append(outcome)
 
 
-def _serve_victim(engine: Engine, victim: Request) -> RequestRecord:
-    """The victim's request, served as the workload serves it (its public ranges too)."""
-    return engine.generate(victim.tenant, victim.messages, _ONE_TOKEN, victim.public_char_ranges)
+def _serve_victim(engine: Engine, victim: Request, companions: list[Request]) -> RequestRecord:
+    """The victim's request, served as the workload serves it (its public ranges too), first
+    (it publishes into an empty pool, the worst case), then its companions'."""
+    record = engine.generate(victim.tenant, victim.messages, _ONE_TOKEN,
+                             victim.public_char_ranges)
+    for companion in companions:
+        engine.generate(companion.tenant, companion.messages, _ONE_TOKEN,
+                        companion.public_char_ranges)
+    return record
+
+
+def _flagged(engine: Engine) -> bool:
+    monitor = engine.probe_monitor
+    return monitor is not None and ATTACKER_TENANT in monitor.flagged_tenants()
 
 
 def _logprob_attacks(engine: Engine, victim: Request, masked: dict[str, bool],

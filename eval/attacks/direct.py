@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cacheprune.serving import Engine, SamplingParams, render
-from eval.attacks.probe import ATTACKER_TENANT, split_value
+from cacheprune.serving import Engine, render
+from eval.attacks.probe import send_probe, split_value
 from eval.workload import Request
 
 NAME_SLOT = "name"
-_ONE_TOKEN = SamplingParams(max_new_tokens=1)
 
 
 @dataclass(slots=True)
@@ -98,4 +97,4 @@ def _probe_flags(engine: Engine, victim: Request, prefix: str,
 
 def _hits(engine: Engine, victim: Request, prefix: str, guess_ids: list[int]) -> int:
     messages = _probe_messages(engine, victim, prefix, guess_ids)
-    return engine.generate(ATTACKER_TENANT, messages, _ONE_TOKEN).num_hit_tokens
+    return send_probe(engine, messages).num_hit_tokens

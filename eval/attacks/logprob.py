@@ -89,6 +89,12 @@ def _candidate_logprob(engine: Engine, system: str, prompt: str, candidate: str,
     mask = engine.policy.mask(text + candidate, encoding.offsets).mask
     private[: min(len(mask), len(private))] = mask[: len(private)]
     reused: list[ReusedSpan] = []
+    # The server sees this probe like any request: the probe monitor watches it, and a tenant
+    # it cools off is served without reuse.
+    monitor = engine.probe_monitor
+    if monitor is not None and monitor.observe(ATTACKER_TENANT, token_ids, "logprob-probe"):
+        return _score(engine.model, PrefillPlan.full(torch.from_numpy(token_ids)), first,
+                      token_ids[first:first + num_candidate].tolist())
     scope = Scope(engine.identity, ATTACKER_TENANT, engine.config.sharing_domain(ATTACKER_TENANT))
     with engine.pool.session("logprob-probe", scope) as session:
         for match in session.lookup(token_ids, private):

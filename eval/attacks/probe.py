@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving import Engine, SamplingParams
+from cacheprune.serving import Engine, RequestRecord, SamplingParams
 from eval.workload import Request, SlotInfo
 
 ATTACKER_TENANT = "prober"
@@ -38,9 +38,19 @@ class Prober:
     def send(self, system: str, user_text: str) -> ProbeResult:
         messages = [{"role": "system", "content": system},
                     {"role": "user", "content": user_text + PROBE_END}]
-        record = self.engine.generate(ATTACKER_TENANT, messages, _ONE_TOKEN)
+        record = send_probe(self.engine, messages)
         self.num_probes += 1
         return ProbeResult(record.num_hit_tokens, record.stats.ttft_s)
+
+
+def send_probe(engine: Engine, messages: list[dict[str, str]]) -> RequestRecord:
+    """One probe from the attacker's account. Against a publication threshold the attacker
+    sends it twice and reads the second answer: the first may be what lifts a count to k and
+    publishes the guessed text, the second would then show the hit."""
+    repeats = 2 if engine.config.publish_threshold > 1 else 1
+    for _ in range(repeats):
+        record = engine.generate(ATTACKER_TENANT, messages, _ONE_TOKEN)
+    return record
 
 
 @dataclass(slots=True, frozen=True)

@@ -59,13 +59,20 @@ class OracleBound:
     """Serves the oracle for each request of a run, in order; `records` holds the warm ones."""
 
     def __init__(self, model: Transformer, tokenizer: ChatTokenizer,
-                 policy: DetectionPolicy) -> None:
+                 policy: DetectionPolicy, threshold: int = 1) -> None:
+        """`threshold`: the publication threshold the bound counts, as the pool does: a token
+        is reusable once that many distinct tenants carried it (a token the operator
+        declared public, once one did)."""
         self.model = model
         self.tokenizer = tokenizer
         self.policy = policy
+        self.threshold = threshold
         self.records: dict[str, BoundRecord] = {}
         # identity of a public token -> its position in the earliest request that carried it
-        self._published: dict[TokenKey, int] = {}
+        # and the tenants that carried it, until there are `threshold` of them
+        self._first_seen: dict[TokenKey, int] = {}
+        self._senders: dict[TokenKey, set[str]] = {}
+        self._published: dict[TokenKey, int] = {}  # the reusable ones
 
     def serve(self, request: Request, warm: bool,
               reference: ReferenceKV | None = None) -> BoundRecord | None:
@@ -82,8 +89,18 @@ class OracleBound:
         else:
             record = None
             _, private_mask = self._detect(request)
+        declared = bool(request.public_char_ranges)
         for position, key in sources.public_keys(private_mask):
-            self._published.setdefault(key, position)
+            self._first_seen.setdefault(key, position)
+            if key in self._published:
+                continue
+            senders = self._senders.setdefault(key, set())
+            senders.add(request.tenant)
+            # NOTE: declared public: document text of a request whose documents the operator
+            # declared public, exempt from the threshold as in the pool.
+            if len(senders) >= self.threshold or (declared and _is_document(key)):
+                self._published[key] = self._first_seen[key]
+                del self._senders[key]
         return record
 
     def _measure(self, request: Request, sources: PromptSources,
@@ -121,6 +138,10 @@ class OracleBound:
         rendered = render(self.tokenizer, request.messages, request.public_char_ranges)
         encoding = self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
         return encoding, self.policy.mask(rendered.text, encoding.offsets, rendered.public).mask
+
+
+def _is_document(key: TokenKey) -> bool:
+    return all(part[0] == "d" for part in key[1])
 
 
 def _runs(mask: npt.NDArray[np.bool_]) -> list[tuple[int, int]]:
