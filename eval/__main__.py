@@ -87,7 +87,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="fresh engines the TTFT dictionary attack times each candidate on; "
                              "it claims by a rank test at a 1%% false-claim rate")
     parser.add_argument("--attack-systems", nargs="*", choices=list(SYSTEMS),
-                        default=list(ATTACKED), help="systems whose victims are attacked")
+                        default=list(ATTACKED), help="systems whose victims are attacked; one "
+                        "not in --systems is attacked without serving the workload (an attack "
+                        "control, absent from the performance table)")
     parser.add_argument("--backend", choices=("engine", "vllm"), default="engine",
                         help="serve the workload with cacheprune's own engine (default) or "
                              "with vLLM (plain, salted/unsalted prefix caching, and the "
@@ -212,10 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         bound = OracleBound(model, tokenizer, policy, args.publish_threshold)
         systems = with_threshold({name: replace(SYSTEMS[name], pool_url=args.pool)
                                   for name in args.systems}, args.publish_threshold)
+        attack_only = with_threshold({name: SYSTEMS[name] for name in args.attack_systems
+                                      if name not in args.systems}, args.publish_threshold)
         results = run_systems(systems, model, tokenizer, policy, requests,
                               SamplingParams(max_new_tokens=args.max_new_tokens),
                               args.victims, attack_settings, tuple(args.attack_systems), bound,
-                              clock)
+                              clock, attack_only)
     compare_with_reference(results)
     meta = {
         "dataset": args.dataset, "num_documents": len(documents), "num_requests": len(requests),

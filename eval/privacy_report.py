@@ -70,6 +70,8 @@ def threshold_and_monitor(results: list[SystemResult]) -> str:
         reuse = ", ".join("never" if n is None else str(n) for n in before.values())
         flagged = system.attacks.prober_flagged if system.attacks is not None else []
         attacker = f"{sum(flagged)} of {len(flagged)} attacks" if flagged else "n/a"
-        lines.append(f"| {system.name} | {system.publish_threshold} | {reuse} | "
-                     f"{len(system.benign_flagged)} | {attacker} |")
+        benign = str(len(system.benign_flagged)) if system.served else "n/a"
+        lines.append(f"| {system.name} | {system.publish_threshold} | "
+                     f"{reuse if system.served else 'not served (attacked only)'} | "
+                     f"{benign} | {attacker} |")
     return "\n".join(lines)

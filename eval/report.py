@@ -46,6 +46,8 @@ def markdown_table(results: list[SystemResult], bound: Bound | None = None) -> s
                                         else [])
     lines = ["| system | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
     for result in results:
+        if not result.served:
+            continue  # attacked only: in the privacy section
         summary = summaries[result.name]
         cells = []
         for _, key, fmt in COLUMNS:
@@ -135,8 +137,9 @@ def _plot(results: list[SystemResult], path: Path, bound: Bound | None = None) -
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [r.name for r in results]
-    summaries = [r.summary() for r in results]
+    served = [r for r in results if r.served]
+    names = [r.name for r in served]
+    summaries = [r.summary() for r in served]
     speedups: list[float | None] = [s.get("paired_speedup_warm") for s in summaries]
     speedup_names = list(names)
     reference = next((r for r in results if r.name == REFERENCE), None)
@@ -154,8 +157,8 @@ def _plot(results: list[SystemResult], path: Path, bound: Bound | None = None) -
         (axes[1, 0], ("top-1 agreement with full recompute\n(its answer teacher-forced)"
                       if quality_key == "top1_vs_full" else "F1 vs full recompute"), names,
          [s.get(quality_key) for s in summaries], "{:.1%}", "n/a"),
-        (axes[1, 1], "private values recovered by any attack", names,
-         [s.get("values_recovered") for s in summaries], "{:.0%}", "not attacked"),
+        (axes[1, 1], "private values recovered by any attack", [r.name for r in results],
+         [r.summary().get("values_recovered") for r in results], "{:.0%}", "not attacked"),
     ]
     for ax, title, labels, values, fmt, missing in panels:
         ax.set_title(title, fontsize=10)

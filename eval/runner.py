@@ -101,8 +101,11 @@ class SystemResult:
     publish_threshold: int = 1
     # tenants of the (benign) workload that the engine's probe monitor flagged while serving it
     benign_flagged: list[str] = field(default_factory=list)
+    served: bool = True  # False: attacked only, the workload not served (no requests)
 
     def summary(self) -> dict[str, float]:
+        if not self.served:
+            return self._attack_summary()
         ttfts = sorted(r.ttft_s for r in self.requests)
         public = sum(r.num_prompt_tokens - r.num_private for r in self.requests)
         hits = sum(r.num_hit_tokens for r in self.requests)
@@ -173,9 +176,11 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
                 attack_settings: AttackSettings | None = None,
                 attacked: tuple[str, ...] = ATTACKED,
                 bound: OracleBound | None = None,
-                clock: RunClock | None = None) -> list[SystemResult]:
+                clock: RunClock | None = None,
+                attack_only: dict[str, EngineConfig] | None = None) -> list[SystemResult]:
     """Serve the workload in order on a fresh engine per system, then attack the systems in
-    `attacked` (each attack on fresh engines that served only its victim, see eval.attacks).
+    `attacked` and those of `attack_only`, which are attacked without serving the workload
+    (each attack on fresh engines that served only its victim, see eval.attacks).
 
     The systems take turns request by request (each engine still sees the whole workload in
     order), so a slow spell of the machine lands on all of them rather than on one. `bound`,
@@ -233,8 +238,11 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
         with clock.time(name, "ctx leakage"):
             result.contextual_exact, result.contextual_fuzzy = contextual_recovery(engine,
                                                                                    requests)
-    for name in tqdm([n for n in systems if n in attacked], desc="attacks", unit="system"):
-        config = systems[name]
+    attack_only = attack_only or {}
+    for name, config in attack_only.items():
+        results[name] = SystemResult(name, publish_threshold=threshold_of(config), served=False)
+    to_attack = {**{n: c for n, c in systems.items() if n in attacked}, **attack_only}
+    for name, config in tqdm(to_attack.items(), desc="attacks", unit="system"):
         with clock.time(name, "attacks"):
             attacks = attack_system(partial(Engine, model, tokenizer, policy, config), victims,
                                     settings, logprob=config.mode == "cacheprune",
@@ -301,6 +309,8 @@ def compare_with_reference(results: list[SystemResult]) -> None:
     reference = {r.request_id: r.answer for r in reference_requests}
     reference_ttft = {r.request_id: r.ttft_s for r in reference_requests}
     for system in results:
+        if not system.served:
+            continue
         system.paired_speedup_warm = paired_speedup(system.requests, reference_ttft)
         pairs = [(r.answer, reference[r.request_id]) for r in system.requests]
         system.f1_vs_reference = statistics.fmean(

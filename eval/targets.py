@@ -28,8 +28,9 @@ def target_rows(results: list[SystemResult],
     shares = {} if bound is None else {r.name: share_of_bound(bound, {q.request_id: q.ttft_s
                                                                       for q in r.requests})
                                        for r in results}
+    served = {r.name for r in results if r.served}
     for name, s in summaries.items():
-        if not name.startswith("cacheprune"):
+        if not name.startswith("cacheprune") or name not in served:
             continue
         if "paired_speedup_warm" in s:
             speedup = s["paired_speedup_warm"]
