@@ -78,7 +78,7 @@ class FixedChunks(PoolSharing):
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
-        publishable = self.publishable_attention(request, prefill)
+        publishable = self.publishable_attention(request, session, prefill)
         if publishable is None:
             return []
         view, attention, computed = publishable

@@ -37,7 +37,7 @@ class PaperBaselineSharing(PoolSharing):
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
-        publishable = self.publishable_attention(request, prefill)
+        publishable = self.publishable_attention(request, session, prefill)
         if publishable is None:
             return []
         view, attention, computed = publishable
@@ -79,7 +79,7 @@ class IsolatedSharing(PaperBaselineSharing):
         if request.num_private == 0:
             return super().publish(request, session, prefill)
         computed = computed_mask(request, prefill)
-        if not self.can_publish(request, computed):
+        if not self.can_publish(request, computed, session):
             return []  # see `PoolSharing.publishable_attention`
         view = self.search_view(request)
         computed = computed[view.positions]

@@ -34,11 +34,17 @@ class PoolSharing(SharingStrategy):
     def search_view(self, request: ServedRequest) -> PublicView:
         return request.whole_view
 
-    def can_publish(self, request: ServedRequest, computed: MaskArray) -> bool:
+    def can_publish(self, request: ServedRequest, computed: MaskArray,
+                    session: PoolSession) -> bool:
         """Whether the prompt tokens flagged in `computed` hold a run of `annotator.min_len`
-        public tokens of the view (the shortest segment there is)."""
+        public tokens of the view (the shortest segment there is) that the publication
+        threshold lets the session publish."""
         view = self.search_view(request)
-        return has_run(computed[view.positions] & ~view.private, self.config.annotator.min_len)
+        publishable = computed[view.positions] & ~view.private
+        shareable = session.shareable_mask(view.num_tokens)
+        if shareable is not None:
+            publishable &= shareable
+        return has_run(publishable, self.config.annotator.min_len)
 
     def annotator_capture(self) -> AttentionCapture:
         """The attention the annotator reads: every `capture_layer_stride`-th layer."""
@@ -64,7 +70,8 @@ class PoolSharing(SharingStrategy):
                 ))
         return PrefillPlan(torch.from_numpy(request.token_ids), reused)
 
-    def publishable_attention(self, request: ServedRequest, prefill: PrefillResult
+    def publishable_attention(self, request: ServedRequest, session: PoolSession,
+                              prefill: PrefillResult
                               ) -> tuple[PublicView, npt.NDArray[np.float32], MaskArray] | None:
         """The search view, the annotator's attention over the prompt and the view's computed
         flags, or None when this prefill computed no run of `annotator.min_len` publishable
@@ -73,7 +80,7 @@ class PoolSharing(SharingStrategy):
         # NOTE: a prefill that computed no run of min_len publishable tokens (a warm request
         # computes its private values, the question and scattered recomputed tokens) gives the
         # annotator nothing to choose from: no attention is computed at all.
-        if not self.can_publish(request, computed):
+        if not self.can_publish(request, computed, session):
             return None
         # NOTE: the annotator's attention is computed after the answer rather than captured by
         # the prefill, which keeps explicit attention off the TTFT path.

@@ -113,13 +113,28 @@ def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_m
     cold = _served(tokenizer, policy, "a")
     with engine.pool.session("cold", Scope(engine.identity, "a")) as session:
         plan = strategy.plan(cold, session)
-        assert strategy.can_publish(cold, plan.compute_mask().numpy())
+        assert strategy.can_publish(cold, plan.compute_mask().numpy(), session)
     engine.generate("a", _messages("a"), PARAMS)
     warm = _served(tokenizer, policy, "b")
     with engine.pool.session("warm", Scope(engine.identity, "b")) as session:
         plan = strategy.plan(warm, session)
         assert plan.reused  # the positive control: the plan does reuse
-        assert not strategy.can_publish(warm, plan.compute_mask().numpy())
+        assert not strategy.can_publish(warm, plan.compute_mask().numpy(), session)
+
+
+def test_a_request_below_the_threshold_does_no_publishing_work(default_model, policy):
+    """Under a threshold of 3 the first two tenants' requests have nothing shareable: their
+    publish computes no attention and runs no private-free pass; the third tenant's does."""
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=3))
+    verdicts = []
+    for tenant, profile in (("t1", "a"), ("t2", "b"), ("t3", "a")):
+        request = _served(tokenizer, policy, profile)  # the pool counts the session's tenant
+        with engine.pool.session(tenant, Scope(engine.identity, tenant)) as session:
+            plan = engine.strategy.plan(request, session)
+            verdicts.append(engine.strategy.can_publish(request, plan.compute_mask().numpy(),
+                                                        session))
+    assert verdicts == [False, False, True]
 
 
 def _hits_in_document(tokenizer, tenant: str, document: str,
