@@ -48,6 +48,26 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def prepared_command(folder: Path, port: int) -> str:
+    """The documented command with this checkout's Python, the port, and every file it names
+    in `folder` (tenants.json, pool.key, pool/, audit.jsonl, requests.jsonl)."""
+    return documented_command() \
+        .replace(".venv/bin/", f"{Path(sys.executable).parent}/") \
+        .replace("--port 8000", f"--port {port}") \
+        .replace("cacheprune-pool.key", str(folder / "pool.key")) \
+        .replace("=tenants.json", f"={folder / 'tenants.json'}") \
+        .replace("file:///dev/shm/cacheprune", f"file://{folder / 'pool'}") \
+        .replace('"request_log": "cacheprune-requests.jsonl"',
+                 f'"audit_log": "{folder / "audit.jsonl"}", '
+                 f'"request_log": "{folder / "requests.jsonl"}"')
+
+
+def documented_environment() -> dict[str, str]:
+    env = subprocess_env()
+    env.pop("CACHEPRUNE_POOL_KEY")  # the documented command sets its own
+    return env
+
+
 @contextlib.contextmanager
 def documented_server(folder: Path) -> Iterator[Served]:
     keys = {"alice": [f"sk-alice-{secrets.token_hex(12)}", f"sk-alice2-{secrets.token_hex(12)}"],
@@ -55,21 +75,12 @@ def documented_server(folder: Path) -> Iterator[Served]:
     tenants = folder / "tenants.json"
     tenants.write_text(json.dumps(keys))
     tenants.chmod(0o600)
-    served = Served(f"http://127.0.0.1:{free_port()}", keys, folder / "requests.jsonl",
+    port = free_port()
+    served = Served(f"http://127.0.0.1:{port}", keys, folder / "requests.jsonl",
                     folder / "audit.jsonl", folder / "server.log")
-    port = served.base.rsplit(":", 1)[1]
-    command = documented_command() \
-        .replace(".venv/bin/", f"{Path(sys.executable).parent}/") \
-        .replace("--port 8000", f"--port {port}") \
-        .replace("cacheprune-pool.key", str(folder / "pool.key")) \
-        .replace("=tenants.json", f"={tenants}") \
-        .replace("file:///dev/shm/cacheprune", f"file://{folder / 'pool'}") \
-        .replace('"request_log": "cacheprune-requests.jsonl"',
-                 f'"audit_log": "{served.audit_log}", "request_log": "{served.request_log}"')
-    env = subprocess_env()
-    env.pop("CACHEPRUNE_POOL_KEY")  # the documented command sets its own
     with served.log.open("w") as log:
-        process = subprocess.Popen(["bash", "-c", command], cwd=REPO, env=env, stdout=log,
+        process = subprocess.Popen(["bash", "-c", prepared_command(folder, port)], cwd=REPO,
+                                   env=documented_environment(), stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         try:
             _wait_healthy(served, process)
