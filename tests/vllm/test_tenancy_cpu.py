@@ -5,6 +5,8 @@ on vLLM's answers."""
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 
 import pytest
 from conftest import ALICE, BOB, CARLA, profile_first, public_document
@@ -51,6 +53,13 @@ def test_what_the_front_does_not_salt_is_not_served(served):
     assert post(served.base, "/v1/responses", {"model": "smollm2", "input": "Hi"}, key).status \
         == 403
     assert get(f"{served.base}/health") == ""  # open, as with vLLM's own --api-key
+    models = urllib.request.Request(f"{served.base}/v1/models",
+                                    headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(models, timeout=10) as response:
+        assert json.loads(response.read())["data"][0]["id"] == "smollm2"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        get(f"{served.base}/v1/models")
+    assert refused.value.code == 401
 
 
 def test_each_key_gets_only_its_own_tenants_salt(served):
