@@ -28,6 +28,7 @@ from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
 from cacheprune.vllm.prompt_mask import mask_prompt, parse_public_ranges
+from cacheprune.vllm.salts import salt_problem
 from cacheprune.vllm.settings import PUBLIC_RANGES_KEY, ConnectorSettings
 
 logger = logging.getLogger(__name__)
@@ -115,8 +116,15 @@ class SchedulerSide:
         if self._settings.tenant_source == "none":
             return SHARED_TENANT
         salt = getattr(request, "cache_salt", None)
-        if salt:
-            return str(salt)
+        if salt is not None:
+            problem = salt_problem(salt)
+            if problem is None:
+                return str(salt)
+            # NOTE: fail safe: a salt the connector cannot trust makes the request isolated,
+            # never an exception in vLLM's scheduling loop (see `salts`).
+            logger.warning("cacheprune: request %s has an invalid cache_salt (%s); vLLM "
+                           "computes it alone", request.request_id, problem)
+            return None
         if not self._warned_unsalted:
             logger.warning("cacheprune: requests without cache_salt are isolated (no pool "
                            "lookup or publish); the server must set each tenant's salt")

@@ -146,3 +146,12 @@ def plain_vllm_greedy(model_folder: str, prompts: list[str], max_tokens: int) ->
     assert done.returncode == 0, done.stderr[-3000:]
     (result,) = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     return json.loads(result.removeprefix("RESULT "))
+
+
+@pytest.fixture(scope="session")
+def served(model_folder, tmp_path_factory):
+    """The documented server command, started once for the session (see documented_server)."""
+    from documented_server import documented_server
+
+    with documented_server(tmp_path_factory.mktemp("served")) as server:
+        yield server

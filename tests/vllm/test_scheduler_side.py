@@ -76,6 +76,21 @@ def test_leaves_to_vllm_what_cacheprune_cannot_share(tokenizer, change, why):
     assert side.matched_tokens(request(tokenizer, **change), 0) == 0, why
 
 
+@pytest.mark.parametrize("salt", [
+    "", "x" * 129, "tenant\x00a", "tenant\na", "\ud800tenant", 12345, b"tenant-a",
+])
+def test_an_invalid_salt_isolates_the_request_and_raises_nothing(tokenizer, salt):
+    """Fail safe (an invalid salt crashed whole engines in another connector): the request is
+    left to vLLM alone, nothing is ordered for the worker, and the valid salt still works."""
+    side = make_side(tokenizer)
+    bad = request(tokenizer, "bad", salt=salt)
+    assert side.matched_tokens(bad, 0) == 0
+    side.after_alloc(bad, [1, 2, 3], 0)
+    assert side.build_orders().prefills == []
+    good = request(tokenizer, "good", salt="x" * 128)
+    assert side.matched_tokens(good, 0) == good.num_tokens - 1
+
+
 def test_ids_that_do_not_re_encode_are_private_as_a_whole(tokenizer):
     """Token ids another tokenization produced: no character span can be trusted."""
     side = make_side(tokenizer)

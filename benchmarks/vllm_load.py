@@ -1,0 +1,239 @@
+"""vLLM under load: vLLM's OpenAI server with the CachePruneConnector against plain vLLM with
+per-tenant salts and plain vLLM unsalted (unsafe), at several concurrencies, streamed.
+
+Workload: `--tenants` tenants ask about `--documents` shared public documents (about
+`--doc-words` words each), each prompt the tenant's private profile first, then a document,
+then a question, `--new-tokens` new tokens, greedy, streamed. Request i goes to tenant
+i % tenants about document i % documents; `--requests` requests per concurrency level, sent by
+`concurrency` clients at once. Every level uses fresh document variants (tagged words), so each
+level starts with cold documents for every contender.
+
+Contenders, each its own server (one at a time), all with the same CPU settings
+(`VLLM_CPU_NUM_OF_RESERVED_CPU`, which vLLM-CPU otherwise raises by one with a connector):
+- connector: the CachePruneConnector, one salt per tenant (set in the body: no tenancy front,
+  whose cost is not measured here);
+- salted:    plain vLLM, one salt per tenant (isolation);
+- unsalted:  plain vLLM, no salt (tenants hit each other's prefix blocks: unsafe; its
+  profile-first prompts share almost nothing anyway).
+
+Printed side by side: TTFT p50/p90, end-to-end p50, decode ms per token (after the first),
+requests per second, and salted / connector ratios.
+
+    python benchmarks/vllm_load.py [--requests 24] [--concurrency 1,4,8]
+    python benchmarks/vllm_load.py --requests 3 --concurrency 1,2 --doc-words 150 \\
+        --new-tokens 4 --tenants 3 --documents 1      # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ENV = {"VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1",
+       # NOTE: the same cores for every contender (see the module docstring).
+       "VLLM_CPU_NUM_OF_RESERVED_CPU": "1"}
+DOCUMENTS = Path(__file__).resolve().parent.parent / "datasets" / "default" / \
+    "default_grouped.jsonl"
+QUESTION = "Question: what is the purpose of this document? Answer:"
+CONTENDERS = ("connector", "salted", "unsalted")
+FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
+LAST_NAMES = ("Moreau", "Okafor", "Diaz", "Volkov", "Lindqvist", "Haddad", "Brandt", "Sato")
+
+
+@dataclass(frozen=True)
+class Sample:
+    ttft_s: float
+    e2e_s: float
+    num_tokens: int
+
+
+def tenant_profile(index: int) -> str:
+    first, last = FIRST_NAMES[index % 8], LAST_NAMES[(index * 3) % 8]
+    return (f"You answer questions for {first} {last} (client {index + 1}), e-mail "
+            f"{first.lower()}.{last.lower()}{index}@example.com, phone "
+            f"415-555-{1000 + 37 * index:04d}.\n\nDocument:\n")
+
+
+def documents(count: int, num_words: int, variant: str) -> list[str]:
+    """`count` public documents of the repo's default set, tagged with `variant` every 30
+    words so that no other level or contender finds their segments anywhere."""
+    contexts = [json.loads(line)["context"] for line in DOCUMENTS.read_text().splitlines()]
+    chosen = []
+    for index in range(count):
+        words = contexts[index % len(contexts)].split(" ")[:num_words]
+        for at in range(len(words) - len(words) % 30, 0, -30):
+            words.insert(at, f"({variant})")
+        chosen.append(" ".join(words))
+    return chosen
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def server(contender: str, work_dir: Path) -> Iterator[str]:
+    """The OpenAI server of one contender, on a free loopback port; stopped on exit."""
+    from cacheprune.models import converted_folder
+
+    port = free_port()
+    command = [sys.executable, "-m", "vllm.entrypoints.launchers.api_server.entry",
+               "--model", str(converted_folder()), "--served-model-name", "smollm2",
+               "--dtype", "float32", "--enforce-eager", "--max-model-len", "4096",
+               "--host", "127.0.0.1", "--port", str(port)]
+    if contender == "connector":
+        extra = {"pool_url": f"file://{work_dir / 'pool'}", "request_log":
+                 str(work_dir / "requests.jsonl")}
+        command += ["--tokenizer-mode", "cacheprune", "--kv-transfer-config", json.dumps({
+            "kv_connector": "CachePruneConnector", "kv_role": "kv_both",
+            "kv_load_failure_policy": "recompute", "kv_connector_extra_config": extra})]
+    log_path = work_dir / f"{contender}.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, env={**os.environ, **ENV}, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 600
+            while True:
+                try:
+                    if httpx.get(f"{base}/health", timeout=5).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    sys.exit(f"the {contender} server did not start:\n"
+                             + log_path.read_text()[-3000:])
+                time.sleep(2)
+            yield base
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=120)
+
+
+async def one_request(client: httpx.AsyncClient, base: str, prompt: str, salt: str | None,
+                      new_tokens: int) -> Sample:
+    body: dict[str, object] = {"model": "smollm2", "prompt": prompt, "max_tokens": new_tokens,
+                               "min_tokens": new_tokens, "temperature": 0, "stream": True}
+    if salt is not None:
+        body["cache_salt"] = salt
+    start = time.perf_counter()
+    first: float | None = None
+    num_tokens = 0
+    async with client.stream("POST", f"{base}/v1/completions", json=body) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if not line.startswith("data:") or "[DONE]" in line:
+                continue
+            if json.loads(line[5:])["choices"][0].get("text"):
+                num_tokens += 1
+                first = first or time.perf_counter()
+    end = time.perf_counter()
+    return Sample((first or end) - start, end - start, num_tokens)
+
+
+async def run_level(base: str, contender: str, concurrency: int, args: argparse.Namespace
+                    ) -> tuple[list[Sample], float]:
+    docs = documents(args.documents, args.doc_words, f"{contender[0]}{concurrency}")
+    queue = [(tenant_profile(i % args.tenants) + docs[i % args.documents] + "\n\n" + QUESTION,
+              None if contender == "unsalted" else f"tenant-{i % args.tenants}")
+             for i in range(args.requests)]
+    samples: list[Sample] = []
+
+    async def client_loop(client: httpx.AsyncClient) -> None:
+        while queue:
+            prompt, salt = queue.pop(0)
+            samples.append(await one_request(client, base, prompt, salt, args.new_tokens))
+
+    start = time.perf_counter()
+    async with httpx.AsyncClient(timeout=600) as client:
+        await asyncio.gather(*(client_loop(client) for _ in range(concurrency)))
+    return samples, time.perf_counter() - start
+
+
+def figures(samples: list[Sample], wall_s: float) -> dict[str, float]:
+    ttfts = sorted(s.ttft_s for s in samples)
+    decode = [(s.e2e_s - s.ttft_s) / (s.num_tokens - 1) for s in samples if s.num_tokens > 1]
+    return {"ttft_p50": statistics.median(ttfts),
+            "ttft_p90": ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))],
+            "e2e_p50": statistics.median(s.e2e_s for s in samples),
+            "decode_ms": 1000 * statistics.median(decode) if decode else float("nan"),
+            "req_s": len(samples) / wall_s}
+
+
+def report(results: dict[tuple[str, int], dict[str, float]], contenders: list[str],
+           levels: list[int]) -> None:
+    print(f"\n{'conc':>4} {'contender':<10} {'TTFT p50':>9} {'p90':>7} {'e2e p50':>8} "
+          f"{'decode ms/tok':>14} {'req/s':>7}")
+    for level in levels:
+        for contender in contenders:
+            row = results[(contender, level)]
+            print(f"{level:>4} {contender:<10} {row['ttft_p50']:>8.2f}s {row['ttft_p90']:>7.2f} "
+                  f"{row['e2e_p50']:>8.2f} {row['decode_ms']:>14.0f} {row['req_s']:>7.3f}")
+    if {"connector", "salted"} <= set(contenders):
+        print("\nsalted / connector: TTFT p50, throughput (connector / salted)")
+        for level in levels:
+            ours, salted = results[("connector", level)], results[("salted", level)]
+            print(f"  concurrency {level}: TTFT {salted['ttft_p50'] / ours['ttft_p50']:.2f}x, "
+                  f"throughput {ours['req_s'] / salted['req_s']:.2f}x")
+        first, last = levels[0], levels[-1]
+        ours_first, ours_last = results[("connector", first)], results[("connector", last)]
+        print(f"connector, concurrency {last} / {first}: TTFT p50 "
+              f"{ours_last['ttft_p50'] / ours_first['ttft_p50']:.2f}x, decode per token "
+              f"{ours_last['decode_ms'] / ours_first['decode_ms']:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=24)
+    parser.add_argument("--concurrency", default="1,4,8")
+    parser.add_argument("--tenants", type=int, default=8)
+    parser.add_argument("--documents", type=int, default=3)
+    parser.add_argument("--doc-words", type=int, default=1200)
+    parser.add_argument("--new-tokens", type=int, default=16)
+    parser.add_argument("--contenders", default=",".join(CONTENDERS))
+    args = parser.parse_args()
+    levels = [int(level) for level in args.concurrency.split(",")]
+    contenders = args.contenders.split(",")
+    os.environ.setdefault("CACHEPRUNE_POOL_KEY", secrets.token_hex(32))
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    work_dir = Path(tempfile.mkdtemp(prefix="cacheprune-load-", dir=shm))
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    try:
+        plain = [c for c in contenders if c != "connector"]
+        # NOTE: salted and unsalted share one plain server: the salt is per request.
+        for group in (["connector"] if "connector" in contenders else [], plain):
+            if not group:
+                continue
+            with server(group[0] if group == ["connector"] else "plain", work_dir) as base:
+                for contender in group:
+                    for level in levels:
+                        samples, wall_s = asyncio.run(run_level(base, contender, level, args))
+                        results[(contender, level)] = figures(samples, wall_s)
+                        print(json.dumps({"contender": contender, "concurrency": level,
+                                          **results[(contender, level)]}), flush=True)
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)  # the pool, the request log, server logs
+    report(results, contenders, levels)
+
+
+if __name__ == "__main__":
+    main()
