@@ -1,6 +1,7 @@
 """The server command docs/vllm.md documents, started as pasted (only paths and the port
-changed to the test's own), with its tenancy front serving two tenants; and plain-HTTP helpers
-to talk to it."""
+changed to the test's own), with its tenancy front serving four tenants (the default
+publication threshold shares a text once three of them sent it); and plain-HTTP helpers to
+talk to it."""
 
 from __future__ import annotations
 
@@ -71,7 +72,9 @@ def documented_environment() -> dict[str, str]:
 @contextlib.contextmanager
 def documented_server(folder: Path) -> Iterator[Served]:
     keys = {"alice": [f"sk-alice-{secrets.token_hex(12)}", f"sk-alice2-{secrets.token_hex(12)}"],
-            "bob": [f"sk-bob-{secrets.token_hex(12)}"]}
+            "bob": [f"sk-bob-{secrets.token_hex(12)}"],
+            "carla": [f"sk-carla-{secrets.token_hex(12)}"],
+            "dan": [f"sk-dan-{secrets.token_hex(12)}"]}
     tenants = folder / "tenants.json"
     tenants.write_text(json.dumps(keys))
     tenants.chmod(0o600)

@@ -8,7 +8,16 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import ALICE, BOB, REPO, profile_first, public_document, shareable_document_tokens
+from conftest import (
+    ALICE,
+    BOB,
+    CARLA,
+    DAN,
+    REPO,
+    profile_first,
+    public_document,
+    shareable_document_tokens,
+)
 from documented_server import counter, documented_command, get, prefill_lines
 
 pytestmark = pytest.mark.slow
@@ -25,18 +34,24 @@ def test_the_readme_shows_the_tested_server_command():
     assert "--host 127.0.0.1" in readme
 
 
-def test_two_tenants_through_the_documented_server(served, tokenizer):
+def test_the_fourth_tenant_reuses_what_three_sent(served, tokenizer):
     from openai import OpenAI
 
-    alice = OpenAI(base_url=f"{served.base}/v1", api_key=served.keys["alice"][0])
-    bob = OpenAI(base_url=f"{served.base}/v1", api_key=served.keys["bob"][0])
+    def client(tenant: str) -> OpenAI:
+        return OpenAI(base_url=f"{served.base}/v1", api_key=served.keys[tenant][0])
+
     document = public_document("server")
-    first = alice.completions.with_raw_response.create(
-        model="smollm2", prompt=profile_first(ALICE, document), max_tokens=1, temperature=0)
+    replies = [client(name).completions.with_raw_response.create(
+        model="smollm2", prompt=profile_first(tenant, document), max_tokens=1, temperature=0)
+        for name, tenant in (("alice", ALICE), ("carla", CARLA), ("dan", DAN))]
+    first = replies[0]
+    # Below the publication threshold (3 tenants), nothing was reused nor published.
+    assert [int(r.headers["x-cacheprune-pooled-tokens"]) for r in replies[:2]] == [0, 0]
     deadline = time.monotonic() + 120  # the publication runs after the first token
     while counter(get(f"{served.base}/metrics"), "cacheprune:published_tokens_total") == 0:
-        assert time.monotonic() < deadline, "tenant A's segments were never published"
+        assert time.monotonic() < deadline, "the third tenant's segments were never published"
         time.sleep(0.5)
+    bob = client("bob")
     prompt = profile_first(BOB, document)
     second = bob.completions.with_raw_response.create(
         model="smollm2", prompt=prompt, max_tokens=1, temperature=0)
