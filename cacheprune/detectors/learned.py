@@ -8,6 +8,7 @@ every file of the model folder, so new weights give a new policy version.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +24,12 @@ _LOAD_LOCK = threading.Lock()
 # The model's labels that the rules already report under another name: one entity per kind in
 # a chain's output.
 _CHAIN_ENTITY = {"PHONE": "PHONE_NUMBER", "EMAIL": "EMAIL_ADDRESS", "ADDRESS": "STREET_ADDRESS"}
+# HTML formatting tags (`<b>`, `</i>`...) in e-texts and screenplays: the first model read their
+# names as handles. Only common formatting tag names, so an IRC nick in angle brackets
+# (`<jdoe>`) or an address in them (`<a@b.org>`) stays a candidate.
+_MARKUP_TAG = re.compile(
+    r"</?(?:b|i|u|s|em|strong|p|br|hr|div|span|pre|code|small|big|sup|sub|tt|center|font|li|ul"
+    r"|ol|h[1-6]|table|tr|td|th|blockquote)\b[^<>\n]{0,80}/?>", re.IGNORECASE)
 
 
 def model_digest(model_dir: Path) -> str:
@@ -56,6 +63,15 @@ def _pieces(text: str) -> list[tuple[int, str]]:
         start = end
     pieces.append((start, text[start:]))
     return pieces
+
+
+def _markup_chars(text: str) -> set[int]:
+    return {i for match in _MARKUP_TAG.finditer(text) for i in range(match.start(), match.end())}
+
+
+def _only_markup(text: str, start: int, end: int, markup: set[int]) -> bool:
+    """Whether every letter or digit of text[start:end] lies inside a formatting tag."""
+    return bool(markup) and all(i in markup for i in range(start, end) if text[i].isalnum())
 
 
 class LearnedDetector(Detector):
@@ -96,8 +112,10 @@ class LearnedDetector(Detector):
         for offset, piece in _pieces(text):
             if not piece.strip():
                 continue
+            markup = _markup_chars(piece)
             for entity in self.nlp(piece).ents:
-                if entity.label_ in self.entities and entity.end_char > entity.start_char:
+                if entity.label_ in self.entities and entity.end_char > entity.start_char \
+                        and not _only_markup(piece, entity.start_char, entity.end_char, markup):
                     label = _CHAIN_ENTITY.get(entity.label_, entity.label_)
                     spans.append(Span(label, offset + entity.start_char,
                                       offset + entity.end_char, self.score, self.name))

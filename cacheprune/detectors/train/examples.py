@@ -2,7 +2,8 @@
 
 A template is text with fields: `{KIND}` or `{KIND:variant}` is a private value of that label
 (see `values.LABELS`), `{_name}` is PII-free filler (a public UUID, an ISO date in docs, a
-company, a product, a number). Labels are character offsets into the rendered text.
+company, a product, a number; versions, standards and measures of `public_text`; `{_public}` a
+whole PII-free text). Labels are character offsets into the rendered text.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cacheprune.detectors.train.public_text import PUBLIC_FILLERS, PUBLIC_NEGATIVES
 from cacheprune.detectors.train.values import LABELS, ValueMaker
 
 _FIELD = re.compile(r"\{([A-Z_]+|_[a-z]+)(?::([a-z_0-9]+))?\}")
@@ -59,8 +61,17 @@ def _filler(name: str, maker: ValueMaker) -> str:
         "word": lambda: english.word(),
         "sentence": lambda: english.sentence(),
         "localtext": lambda: maker.faker.text(max_nb_chars=rng.randint(60, 200)),
+        "public": lambda: _public_text(maker),
     }
+    if name in PUBLIC_FILLERS:
+        return PUBLIC_FILLERS[name](rng)
     return fillers[name]()
+
+
+def _public_text(maker: ValueMaker) -> str:
+    """A whole PII-free text of `public_text.PUBLIC_NEGATIVES`, its fields filled."""
+    genre = pick(maker.rng, tuple(PUBLIC_NEGATIVES))
+    return render(pick(maker.rng, PUBLIC_NEGATIVES[genre]), maker, genre, "").text
 
 
 def render(template: str, maker: ValueMaker, genre: str, split: str) -> Example:

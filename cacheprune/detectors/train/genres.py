@@ -14,6 +14,9 @@ from cacheprune.detectors.train.values import ValuePools
 TRAIN_LOCALES = (
     "en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pl_PL", "pt_BR", "ru_RU",
     "ja_JP", "zh_CN", "ko_KR", "vi_VN", "hi_IN", "tr_TR", "sv_SE", "cs_CZ", "el_GR",
+    # Second round: more scripts and countries (none of the held-out split's locales).
+    "hu_HU", "bg_BG", "fa_IR", "bn_BD", "no_NO", "sk_SK", "hr_HR", "es_AR", "en_IE", "ka_GE",
+    "hy_AM", "ta_IN", "az_AZ", "en_NZ", "sl_SI",
 )
 
 TRAIN_POOLS = ValuePools(
@@ -166,6 +169,27 @@ TRAIN_GENRES: dict[str, Genre] = {
         "API key leaked in repo: {SECRET}. Rotated by {USERNAME:handle} on {_isodate}.",
     )),
 }
+
+# Second round: the first model found few free-form identifiers behind a label it had not seen
+# together with the value's shape; more label phrasings per kind, in sentences.
+ID_SENTENCES = Genre((
+    "Could you update the record for staff member {PERSONAL_ID}? Their contract ends in {_year}.",
+    "Matriculation no. {PERSONAL_ID} has not paid the {_money} fee yet.",
+    "Werksausweis {PERSONAL_ID} wurde gesperrt, bitte neu ausstellen.",
+    "The handset with serial/IMEI {PERSONAL_ID:imei} was reported lost on {_isodate}.",
+    "Chassis number {PERSONAL_ID:vin}, first registered in {_year}, {_num} km.",
+    "Health insurance card: {MEDICAL_ID}. Policy renews on {_isodate}.",
+    "Please quote the hospital number {MEDICAL_ID} on every form.",
+    "Numéro de sécurité sociale du patient : {MEDICAL_ID}",
+    "Car reg {LICENSE_PLATE} was seen leaving the car park at {_time}.",
+    "Matrícula del coche: {LICENSE_PLATE}. Multa de {_money}.",
+    "the bike's plate is {LICENSE_PLATE} if u see it",
+    "Delivery for flat 4: {ADDRESS}. Leave with a neighbour if nobody is in.",
+    "Can you send the contract to my home, {ADDRESS:lower}?",
+    "BSB {FINANCIAL:bsb}, acc no. {FINANCIAL:account}; sort code {FINANCIAL:sort_code} for the "
+    "UK one.",
+))
+TRAIN_GENRES["ids"] = ID_SENTENCES
 
 NEGATIVE_TEMPLATES: dict[str, tuple[str, ...]] = {
     "docs": (

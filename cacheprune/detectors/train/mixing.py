@@ -47,7 +47,10 @@ KEY_WORDS: dict[str, tuple[str, ...]] = {
 }
 PUBLIC_FIELDS = (("id", "uuid"), ("created", "isodate"), ("status", "word"), ("count", "num"),
                  ("version", "version"), ("commit", "hex"), ("city_of_event", "city"),
-                 ("company", "org"), ("product", "product"), ("updated_at", "isodate"))
+                 ("company", "org"), ("product", "product"), ("updated_at", "isodate"),
+                 ("runtime", "tool"), ("location", "room"), ("spec", "standard"),
+                 ("coordinates", "coords"), ("release", "semver"), ("total", "money"),
+                 ("ref", "order"), ("size", "measure"))
 _VARIANTS = {"PERSON": ("full", "upper", "comma", "airline", "initials", "lower", "given",
                         "particle", "nick"),
              "ADDRESS": ("", "lower", "street", "sector"), "PHONE": ("", "", "spoken"),
@@ -87,8 +90,10 @@ def field_record(maker: ValueMaker, rng: random.Random) -> Example:
 
 
 def with_context(example: Example, maker: ValueMaker, rng: random.Random) -> Example:
-    before = _filler(pick(rng, ("sentence", "localtext")), maker) if rng.random() < 0.7 else ""
-    after = _filler(pick(rng, ("sentence", "localtext")), maker) if rng.random() < 0.5 else ""
+    # Public numbers and names next to private values: the model must tell them apart.
+    context = ("sentence", "localtext", "public", "public")
+    before = _filler(pick(rng, context), maker) if rng.random() < 0.7 else ""
+    after = _filler(pick(rng, context), maker) if rng.random() < 0.5 else ""
     prefix = before + pick(rng, ("\n", " ", "\n\n")) if before else ""
     suffix = pick(rng, ("\n", " ")) + after if after else ""
     shift = len(prefix)
