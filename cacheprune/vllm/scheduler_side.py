@@ -29,7 +29,7 @@ from cacheprune.models import ChatTokenizer
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
 from cacheprune.vllm.prompt_mask import mask_prompt, parse_public_ranges
 from cacheprune.vllm.salts import salt_problem
-from cacheprune.vllm.settings import PUBLIC_RANGES_KEY, ConnectorSettings
+from cacheprune.vllm.settings import ISOLATE_KEY, PUBLIC_RANGES_KEY, ConnectorSettings
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +87,10 @@ class SchedulerSide:
             return None
         tenant = self._tenant(request)
         if tenant is None:
+            return None
+        if (getattr(request, "kv_transfer_params", None) or {}).get(ISOLATE_KEY) is True:
+            logger.info("cacheprune: request %s comes from a tenant the front cools off for "
+                        "probing; vLLM computes it alone", request.request_id)
             return None
         try:
             masked = mask_prompt(prompt, self._tokenizer, self._policy,

@@ -15,6 +15,9 @@ TenantSource = Literal["cache_salt", "none"]
 # The key of a request's `kv_transfer_params` that holds its public ranges: a list of
 # [start, end) character offsets into the prompt's text (`accept_public_ranges`).
 PUBLIC_RANGES_KEY = "cacheprune_public_ranges"
+# Set by the tenancy front (never by a client: the front refuses client kv_transfer_params) on
+# a request of a tenant its probe monitor cools off: vLLM computes it alone, without the pool.
+ISOLATE_KEY = "cacheprune_isolate"
 
 
 class ConnectorConfigError(ValueError):
@@ -53,6 +56,9 @@ class ConnectorSettings(BaseModel):
     # As the own engine's `EngineConfig.publish_threshold`: reused and published only once
     # this many distinct tenants (salts) sent a stretch of text.
     publish_threshold: int = Field(default=defaults.PUBLISH_THRESHOLD, ge=1)
+    # The tenancy front's probe monitor (cacheprune.monitor.probe): seconds a tenant flagged
+    # for probing is served without the pool; None: flagged (metric, audit event) only.
+    probe_cooldown_s: float | None = Field(default=None, gt=0)
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

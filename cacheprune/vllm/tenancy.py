@@ -12,7 +12,11 @@ An ASGI middleware for vLLM's OpenAI server
   `/version`, `/load` and `/metrics` stay open, as with vLLM's own `--api-key`;
 - adds the response header `x-cacheprune-pooled-tokens`: the prompt tokens the shared pool
   served this request (`tenancy_reuse`);
-- runs the leak monitor on the answer (`tenancy_watch`) before the response ends.
+- runs the leak monitor on the answer (`tenancy_watch`) before the response ends;
+- watches each tenant's prompts for probing (`cacheprune.monitor.probe`: many near-identical
+  prompts in a short time): a flagged tenant raises `cacheprune_probe_flags` and a
+  `probe_suspected` audit event, and with the connector's `probe_cooldown_s` set its requests
+  are computed without the pool for that long (the front sets `kv_transfer_params`).
 
 A missing or malformed tenants file, or a missing pool key, fails the server's start-up (the
 ASGI lifespan reports the failure with the reason, and vLLM's server exits).
@@ -30,6 +34,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cacheprune.vllm.settings import ISOLATE_KEY
 from cacheprune.vllm.tenancy_config import Tenancy, TenancyConfigError
 from cacheprune.vllm.tenancy_reuse import new_front_id
 from cacheprune.vllm.tenancy_startup import FrontServices, open_front
@@ -138,9 +143,13 @@ class TenancyMiddleware:
                 return
         body["cache_salt"] = self._tenancy.salt(tenant)
         front_id = new_front_id()
+        texts = prompt_texts(body)
+        if self._front.probes.observe(tenant, self._front.watch.prompt_token_ids(texts),
+                                      f"front-{front_id}"):
+            body["kv_transfer_params"] = {ISOLATE_KEY: True}  # a suspected prober: no pool
         loop = asyncio.get_running_loop()
         remembered = loop.run_in_executor(self._detection, self._front.watch.remember, tenant,
-                                          prompt_texts(body))
+                                          texts)
         forwarded = json.dumps(body).encode()
         reply = _Reply(self._front, tenant, front_id, bool(body.get("stream")), remembered,
                        send)

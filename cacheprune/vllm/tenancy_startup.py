@@ -1,6 +1,6 @@
 """What the tenancy front opens when vLLM's OpenAI server starts, from the server's own
-arguments: the connector's detection policy and audit log (for the leak monitor), the request
-log (for the pooled-token header), the model's tokenizer.
+arguments: the connector's detection policy and audit log (for the leak monitor and the probe
+monitor), the request log (for the pooled-token header), the model's tokenizer.
 
 The connector's settings are read from `--kv-transfer-config`, the one place the operator
 writes them; the front accepts a server without the connector (salting and keys only).
@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from cacheprune.monitor import ProbeMonitor
 from cacheprune.vllm import CONNECTOR_NAME
 from cacheprune.vllm.settings import ConnectorSettings, parse_settings
 from cacheprune.vllm.tenancy_reuse import PooledTokens
@@ -24,6 +25,7 @@ logger = logging.getLogger(__name__)
 class FrontServices:
     watch: AnswerWatch
     pooled: PooledTokens | None  # None: the connector keeps no request log
+    probes: ProbeMonitor
 
 
 def connector_settings(server_args: Any) -> ConnectorSettings | None:
@@ -44,7 +46,7 @@ def connector_settings(server_args: Any) -> ConnectorSettings | None:
 def open_front(server_args: Any) -> FrontServices:
     """Raises with a message naming the setting to fix; the server then refuses to start."""
     from cacheprune.models import load_tokenizer
-    from cacheprune.monitor import LeakMonitor, LeakMonitorConfig
+    from cacheprune.monitor import LeakMonitor, LeakMonitorConfig, ProbeMonitorConfig
     from cacheprune.vllm.startup import open_policy
 
     settings = connector_settings(server_args) or parse_settings({})
@@ -53,10 +55,13 @@ def open_front(server_args: Any) -> FrontServices:
                        "carry no pooled-token count (x-cacheprune-pooled-tokens)")
     source = getattr(server_args, "tokenizer", None) or server_args.model
     monitor = LeakMonitor(LeakMonitorConfig(audit_log_path=settings.audit_log))
+    probes = ProbeMonitor(ProbeMonitorConfig(audit_log_path=settings.audit_log,
+                                             cooldown_s=settings.probe_cooldown_s))
     _expose(monitor)
+    _expose(probes)
     watch = AnswerWatch(open_policy(settings), load_tokenizer(source), monitor)
     pooled = None if settings.request_log is None else PooledTokens(settings.request_log)
-    return FrontServices(watch, pooled)
+    return FrontServices(watch, pooled, probes)
 
 
 def _expose(monitor: Any) -> None:

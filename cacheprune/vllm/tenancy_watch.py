@@ -14,6 +14,9 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.monitor import LeakMonitor
@@ -46,6 +49,12 @@ class AnswerWatch:
             private += [text[offsets[start][0]:offsets[end - 1][1]]
                         for start, end in true_runs(masked.mask)]
         self.monitor.remember(tenant, private)
+
+    def prompt_token_ids(self, prompt_texts: Iterable[str]) -> npt.NDArray[np.int64]:
+        """The token ids of a request's prompt texts, one after the other (for the probe
+        monitor, which compares a tenant's prompts with each other)."""
+        ids = [token for text in prompt_texts for token in self._tokenizer.encode(text).ids]
+        return np.asarray(ids, dtype=np.int64)
 
     def check(self, tenant: str, request_id: str, answers: Iterable[str]) -> int:
         """How many n-grams of the answers belong to other tenants' private text."""

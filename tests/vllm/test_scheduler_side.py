@@ -10,7 +10,7 @@ import pytest
 from cacheprune.detectors import load_policy
 from cacheprune.vllm.orders import WorkerReport
 from cacheprune.vllm.scheduler_side import SchedulerSide
-from cacheprune.vllm.settings import PUBLIC_RANGES_KEY, parse_settings
+from cacheprune.vllm.settings import ISOLATE_KEY, PUBLIC_RANGES_KEY, parse_settings
 
 SECRET = "alice.moreau@example.com"
 PROMPT = ("Please answer from the handbook below.\n\nMy e-mail is " + SECRET + ".\n\n"
@@ -70,6 +70,7 @@ def test_offers_every_token_but_the_last_beyond_vllms_own_hit(tokenizer):
     ({"text": "Hello there, what time is it?"}, "shorter than a segment"),
     ({"prompt_embeds": object()}, "embeddings"),
     ({"mm_features": [object()]}, "multimodal"),
+    ({"kv_transfer_params": {ISOLATE_KEY: True}}, "the front cools off a suspected prober"),
 ])
 def test_leaves_to_vllm_what_cacheprune_cannot_share(tokenizer, change, why):
     side = make_side(tokenizer)

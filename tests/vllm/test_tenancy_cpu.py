@@ -108,3 +108,30 @@ def test_a_planted_cross_tenant_leak_is_flagged(served):
     events = [json.loads(line) for line in served.audit_log.read_text().splitlines()]
     suspected = [event for event in events if event["event"] == "leak_suspected"]
     assert suspected and all(ALICE.email not in json.dumps(event) for event in suspected)
+
+
+def test_a_tenant_probing_one_prompt_is_flagged_and_others_are_not(served):
+    """Carla sends one prompt again and again with one guessed token changed, as a prober
+    does; Dan asks different questions about one document. Only Carla is flagged, on vLLM's
+    /metrics and in the audit log (without her name)."""
+    def flags() -> float:
+        return counter(get(f"{served.base}/metrics"), "cacheprune_probe_flags_total")
+
+    before = flags()
+    document = public_document("questions", num_words=150)
+    for question in ("When does it open?", "Who may borrow books and how many of them?",
+                     "What does a late return cost per day, and who pays for it?",
+                     "Can I book a study room a week in advance at the front desk?"):
+        reply = post(served.base, COMPLETIONS, completion(f"{document}\n\n{question}"),
+                     served.keys["dan"][0])
+        assert reply.status == 200
+    assert flags() == before
+    template = profile_first(CARLA, public_document("probe", num_words=150))
+    for guess in range(14):
+        reply = post(served.base, COMPLETIONS, completion(f"{template}\nMy PIN is {guess:04d}"),
+                     served.keys["carla"][0])
+        assert reply.status == 200
+    assert flags() == before + 1
+    events = [json.loads(line) for line in served.audit_log.read_text().splitlines()]
+    suspected = [event for event in events if event["event"] == "probe_suspected"]
+    assert len(suspected) == 1 and "carla" not in json.dumps(suspected)
