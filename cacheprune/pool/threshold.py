@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,11 @@ from cacheprune.tokens import MaskArray, TokenArray, true_runs
 # Marks a window keeps at most: beyond k, more only help against marks planted by a writer
 # without the key (they take room but never count).
 CAP_PER_THRESHOLD = 4
+# Windows a store keeps at most, per token the pool's budget holds (a window per token), and
+# never fewer than MIN_WINDOWS; the least recently sent are forgotten first (a forgotten window
+# is only less common: a miss, never a leak).
+WINDOWS_PER_BUDGET_TOKEN = 16
+MIN_WINDOWS = 100_000
 
 Guard = Callable[[str, Callable[[], list[list[bytes]]], list[list[bytes]]], list[list[bytes]]]
 
@@ -50,41 +56,40 @@ class SenderCountStore(abc.ABC):
 
     @abc.abstractmethod
     def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
-                     now: float, ttl_s: float, cap: int) -> list[list[bytes]]:
+                     now: float, ttl_s: float, cap: int, max_windows: int
+                     ) -> list[list[bytes]]:
         """For each window: forget marks older than `ttl_s`, add or renew `marks[i]` unless
-        the window already holds `cap` others, and return the window's marks. Raises only
-        `MediumError`/`OSError` (the caller counts nothing common then)."""
+        the window already holds `cap` others, and return the window's marks. Keeps about
+        `max_windows` windows at most (the least recently sent go first; a server with its own
+        memory policy may ignore it). Raises only `MediumError`/`OSError` (the caller counts
+        nothing common then)."""
 
 
 class MemorySenderCounts(SenderCountStore):
-    """In one process: a dict of window id -> {mark: last renewed}."""
+    """In one process: window id -> {mark: last renewed}, least recently sent first."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._windows: dict[int, dict[bytes, float]] = {}
-        self._next_sweep = 0.0
+        self._windows: OrderedDict[int, dict[bytes, float]] = OrderedDict()
 
     def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
-                     now: float, ttl_s: float, cap: int) -> list[list[bytes]]:
+                     now: float, ttl_s: float, cap: int, max_windows: int
+                     ) -> list[list[bytes]]:
         oldest = now - ttl_s
         found = []
         with self._lock:
-            if now >= self._next_sweep:  # windows nobody sent again would stay forever
-                self._sweep(oldest)
-                self._next_sweep = now + ttl_s
             for window_id, mark in zip(window_ids.tolist(), marks, strict=True):
                 senders = self._windows.setdefault(window_id, {})
+                self._windows.move_to_end(window_id)
                 stale = [m for m, renewed in senders.items() if renewed < oldest]
                 for old in stale:
                     del senders[old]
                 if mark in senders or len(senders) < cap:
                     senders[mark] = now
                 found.append(list(senders))
+            while len(self._windows) > max_windows:
+                self._windows.popitem(last=False)
         return found
-
-    def _sweep(self, oldest: float) -> None:
-        self._windows = {window_id: senders for window_id, senders in self._windows.items()
-                         if any(renewed >= oldest for renewed in senders.values())}
 
 
 @dataclass(slots=True, frozen=True)
@@ -124,6 +129,8 @@ class PublicationThreshold:
         self.k = config.publish_threshold
         self.window = config.min_entry_tokens
         self.ttl_s = config.sender_count_ttl_s
+        budget_tokens = config.budget_bytes // config.kv_shape.entry_bytes_per_token
+        self.max_windows = max(MIN_WINDOWS, WINDOWS_PER_BUDGET_TOKEN * budget_tokens)
         self.keys = keys
         self.counts = counts
         self.metrics = metrics
@@ -165,7 +172,7 @@ class PublicationThreshold:
         marks = self.keys.sender_marks(tenant_tag, window_ids)
         cap = CAP_PER_THRESHOLD * self.k
         found = self.guard("count_senders", lambda: self.counts.add_and_read(
-            window_ids, marks, self.clock(), self.ttl_s, cap), [])
+            window_ids, marks, self.clock(), self.ttl_s, cap, self.max_windows), [])
         if len(found) != window_ids.shape[0]:
             return np.zeros(window_ids.shape[0], dtype=np.bool_)  # the store did not answer
         marks_found = [[m for m in window if isinstance(m, bytes) and len(m) == 16]

@@ -17,9 +17,10 @@ import numpy as np
 import numpy.typing as npt
 
 from cacheprune.pool.shared_medium import MediumError
-from cacheprune.pool.threshold import SenderCountStore
+from cacheprune.pool.threshold import CAP_PER_THRESHOLD, SenderCountStore
 
 _SQL_CHUNK = 500  # ids per SELECT ... IN (...): far below SQLite's limit on parameters
+_TRIM_EVERY = 64  # calls between two trims of the table to its most recent rows
 
 
 class ValkeySenderCounts(SenderCountStore):
@@ -30,7 +31,9 @@ class ValkeySenderCounts(SenderCountStore):
         self._prefix = prefix
 
     def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
-                     now: float, ttl_s: float, cap: int) -> list[list[bytes]]:
+                     now: float, ttl_s: float, cap: int, max_windows: int
+                     ) -> list[list[bytes]]:
+        # NOTE: the server's maxmemory policy bounds the windows (each key has a TTL).
         with self._server():
             found = self._add_senders(args=[
                 np.ascontiguousarray(window_ids, dtype="<u8").tobytes(), b"".join(marks),
@@ -46,6 +49,7 @@ class FileSenderCounts(SenderCountStore):
         self._timeout_s = timeout_s
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._calls = 0
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -60,7 +64,8 @@ class FileSenderCounts(SenderCountStore):
         return self._connection
 
     def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
-                     now: float, ttl_s: float, cap: int) -> list[list[bytes]]:
+                     now: float, ttl_s: float, cap: int, max_windows: int
+                     ) -> list[list[bytes]]:
         signed = window_ids.astype(np.uint64).view(np.int64).tolist()
         rows = list(zip(signed, marks, strict=True))
         try:
@@ -72,6 +77,11 @@ class FileSenderCounts(SenderCountStore):
                     "INSERT OR IGNORE INTO senders (window, mark, renewed) SELECT ?1, ?2, ?3 "
                     "WHERE (SELECT COUNT(*) FROM senders WHERE window = ?1) < ?4",
                     [(window, mark, now, cap) for window, mark in rows])
+                self._calls += 1
+                if self._calls % _TRIM_EVERY == 0:  # rows of windows nobody sends any more
+                    db.execute("DELETE FROM senders WHERE renewed <= (SELECT renewed FROM "
+                               "senders ORDER BY renewed DESC LIMIT 1 OFFSET ?)",
+                               (CAP_PER_THRESHOLD * max_windows,))
                 found: dict[int, list[bytes]] = {}
                 unique = list(dict.fromkeys(signed))
                 for i in range(0, len(unique), _SQL_CHUNK):

@@ -162,3 +162,21 @@ def test_a_dead_count_store_leaves_nothing_common(valkey_server, valkey_url):
     client.client_pause(1500)
     runs, hits = send(pool, "b", tokens)
     assert runs == [] and hits == 0
+
+
+@pytest.mark.parametrize("store", ["memory", "file"])
+def test_the_stores_forget_the_least_recently_sent_windows_beyond_their_bound(store, tmp_path):
+    from cacheprune.pool.threshold import MemorySenderCounts
+    from cacheprune.pool.threshold_stores import FileSenderCounts
+
+    counts = (MemorySenderCounts() if store == "memory"
+              else FileSenderCounts(str(tmp_path / "senders.sqlite"), 1.0))
+    mark = b"m" * 16
+    for window in range(64):  # a new window per call: the folder's table is trimmed at 64
+        counts.add_and_read(np.array([window], dtype=np.uint64), [mark], 10.0 + window, 3600.0,
+                            4, max_windows=2)
+    kept = [window for window in range(64)
+            if counts.add_and_read(np.array([window], dtype=np.uint64), [b"n" * 16], 100.0,
+                                   3600.0, 1, max_windows=1_000)[0] == [mark]]
+    assert kept and kept == list(range(64 - len(kept), 64))  # the most recent ones
+    assert len(kept) <= 8  # 2 windows x the marks a window may hold (4)
