@@ -199,7 +199,7 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
     engines = {name: Engine(model, tokenizer, policy, systems[name],
                             strategy=reference_kv if name == REFERENCE else None)
                for name in order}
-    results = {name: SystemResult(name, publish_threshold=threshold_of(systems[name]))
+    results = {name: SystemResult(name, publish_threshold=systems[name].applied_threshold)
                for name in systems}
     senders = DocumentSenders()
     for request in tqdm(requests, desc="requests (every system)", unit="req"):
@@ -240,14 +240,14 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
                                                                                    requests)
     attack_only = attack_only or {}
     for name, config in attack_only.items():
-        results[name] = SystemResult(name, publish_threshold=threshold_of(config), served=False)
+        results[name] = SystemResult(name, publish_threshold=config.applied_threshold, served=False)
     to_attack = {**{n: c for n, c in systems.items() if n in attacked}, **attack_only}
     for name, config in tqdm(to_attack.items(), desc="attacks", unit="system"):
         with clock.time(name, "attacks"):
             attacks = attack_system(partial(Engine, model, tokenizer, policy, config), victims,
                                     settings, logprob=config.mode == "cacheprune",
                                     companions=companions_of(victims, requests,
-                                                             config.publish_threshold))
+                                                             config.applied_threshold))
         results[name].attacks = attacks
         results[name].direct_leakage = attacks.direct.ratio
         results[name].direct_private_tokens = attacks.direct.num_private_tokens
@@ -347,12 +347,6 @@ class DocumentSenders:
 
     def add(self, request: Request) -> None:
         self._tenants.setdefault(request.doc_id, set()).add(request.tenant)
-
-
-def threshold_of(config: EngineConfig) -> int:
-    """The publication threshold a system applies: its own where it shares through the pool,
-    1 (nothing counted) where it does not."""
-    return config.publish_threshold if config.mode in ("cacheprune", "fixed_chunks") else 1
 
 
 def with_threshold(systems: dict[str, EngineConfig], k: int) -> dict[str, EngineConfig]:

@@ -73,6 +73,12 @@ class EngineConfig:
     def sharing_domain(self, tenant: str) -> str:
         return self.sharing_domains.get(tenant, DEFAULT_DOMAIN)
 
+    @property
+    def applied_threshold(self) -> int:
+        """The publication threshold this mode applies: `publish_threshold` where it shares
+        through the pool, 1 where it does not (the prefix-cache baselines count nothing)."""
+        return self.publish_threshold if self.mode in ("cacheprune", "fixed_chunks") else 1
+
     def __post_init__(self) -> None:
         modes = SharingMode.__args__  # type: ignore[attr-defined]
         if self.mode not in modes:

@@ -47,7 +47,7 @@ def send_probe(engine: Engine, messages: list[dict[str, str]]) -> RequestRecord:
     """One probe from the attacker's account. Against a publication threshold the attacker
     sends it twice and reads the second answer: the first may be what lifts a count to k and
     publishes the guessed text, the second would then show the hit."""
-    repeats = 2 if engine.config.publish_threshold > 1 else 1
+    repeats = 2 if engine.config.applied_threshold > 1 else 1
     for _ in range(repeats):
         record = engine.generate(ATTACKER_TENANT, messages, _ONE_TOKEN)
     return record
