@@ -159,10 +159,8 @@ class PoolSession:
             raise PromptTooLongError(
                 f"prompt has {tokens.shape[0]} tokens, the pool's maximum context is {max_tokens}"
             )
-        if self.store.config.publish_threshold > 1:
-            declared = (None if declared_public is None
-                        else as_mask_array(declared_public, tokens.shape[0]))
-            self._common = self.store.threshold.record(self.scope, tokens, mask, declared)
+        self.count_senders(tokens, mask, declared_public)
+        if self._common is not None:
             mask = mask | ~self._common.shareable
         result = self.store.lookup(self.scope, self.owner, tokens, mask)
         self._leases.extend(result.leases)
@@ -210,6 +208,30 @@ class PoolSession:
             raise
         self._staged.append(staged)
         return staged.entry
+
+    def count_senders(
+        self,
+        token_ids: Sequence[int] | npt.NDArray[np.integer],
+        private_mask: Sequence[bool] | npt.NDArray[np.bool_],
+        declared_public: Sequence[bool] | npt.NDArray[np.bool_] | None = None,
+    ) -> None:
+        """Count this session's tenant as a sender of each window of `token_ids` (under a
+        publication threshold; nothing otherwise), as `lookup` does first, without looking
+        anything up: for a session that publishes what another session looked up (the vLLM
+        connector's). Idempotent for one tenant."""
+        self._check_open("count senders")
+        if self.store.config.publish_threshold == 1:
+            return
+        tokens = as_token_array(token_ids)
+        mask = as_mask_array(private_mask, tokens.shape[0])
+        declared = (None if declared_public is None
+                    else as_mask_array(declared_public, tokens.shape[0]))
+        self._common = self.store.threshold.record(self.scope, tokens, mask, declared)
+
+    @property
+    def has_counted(self) -> bool:
+        """Whether `count_senders` (or `lookup`) ran, or there is no threshold to count for."""
+        return self.store.config.publish_threshold == 1 or self._common is not None
 
     def shareable_runs(self, token_ids: Sequence[int] | npt.NDArray[np.integer],
                        min_tokens: int) -> list[tuple[int, int]]:

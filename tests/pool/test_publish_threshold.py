@@ -180,3 +180,21 @@ def test_the_stores_forget_the_least_recently_sent_windows_beyond_their_bound(st
                                    3600.0, 1, max_windows=1_000)[0] == [mark]]
     assert kept and kept == list(range(64 - len(kept), 64))  # the most recent ones
     assert len(kept) <= 8  # 2 windows x the marks a window may hold (4)
+
+
+def test_a_session_that_only_publishes_counts_before_it_stages(pool_url):
+    """The vLLM connector looks up in one session and publishes in another: the publishing
+    session counts its tenant first (idempotent), then stages what k tenants sent."""
+    pool = make_pool(200, url=pool_url, publish_threshold=2)
+    tokens = segment(40, 8)
+    send(pool, "a", tokens)
+    send(pool, "b", tokens, request_id="reading")
+    keys, values, positions = kv_for(tokens)
+    with pool.session("publishing", scope(tenant="b")) as session:
+        assert not session.has_counted
+        assert session.shareable_runs(tokens, WINDOW) == []  # nothing counted here yet
+        session.count_senders(tokens, np.zeros(8, dtype=bool))
+        assert session.has_counted and session.shareable_runs(tokens, WINDOW) == [(0, 8)]
+        session.stage(tokens, keys, values, positions, np.zeros(8, bool), np.zeros(8, bool))
+        session.commit()
+    assert pool.num_entries == 1
