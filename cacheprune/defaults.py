@@ -14,3 +14,9 @@ POOL_BUDGET_BYTES: Final = 2 * GIB
 POOL_TTL_S: Final = 3600.0  # seconds an entry stays findable after it was published
 PUBLISH_MODE: Final = "isolated"  # no published byte depends on a private value
 MIN_SEGMENT_TOKENS: Final = 64  # the shortest segment the annotator publishes
+# How the shared backends store K and V; see PoolConfig.kv_storage_dtype.
+POOL_KV_STORAGE_DTYPE: Final = "float16"
+# The prefill rate (tokens/s) against which a slow read is skipped; None: never skip.
+RECOMPUTE_TOKENS_PER_S: Final[float | None] = None
+POOL_EVICTION_POLICY: Final = "frequency"  # an LFU with aging (cacheprune/pool/eviction.py)
+POOL_EVICTION_HALF_LIFE_S: Final = 600.0  # a use counts half as much this long after

@@ -8,6 +8,7 @@ from typing import Literal
 
 from cacheprune import defaults
 from cacheprune.pool.errors import PoolCapacityError, PoolConfigError
+from cacheprune.pool.eviction import EVICTION_POLICIES, EvictionPolicy
 
 BackpressureMode = Literal["wait", "skip"]
 StoredDtype = Literal["bfloat16", "float16", "float32"]
@@ -16,6 +17,8 @@ StoredDtype = Literal["bfloat16", "float16", "float32"]
 # recompute mark. Counted in the budget so that "bytes in use" is what the entries really hold.
 TOKEN_METADATA_BYTES = 4 + 8 + 1
 KV_DTYPE_BYTES = 4  # the engine hands the pool float32 K and V
+# Bytes of one K or V element at rest on the shared backends, per `PoolConfig.kv_storage_dtype`.
+STORED_DTYPE_BYTES: dict[str, int] = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
 @dataclass(slots=True, frozen=True)
@@ -38,8 +41,14 @@ class KVShape:
 
     @property
     def entry_bytes_per_token(self) -> int:
-        """What one pooled token costs against the budget: its K, V and bookkeeping."""
+        """What one pooled float32 token costs against the budget (memory://, which keeps the
+        engine's tensors): its K, V and bookkeeping."""
         return self.kv_bytes_per_token + TOKEN_METADATA_BYTES
+
+    def stored_bytes_per_token(self, element_bytes: int) -> int:
+        """What one token costs when K and V are stored with `element_bytes` per element."""
+        return (self.kv_bytes_per_token // KV_DTYPE_BYTES * element_bytes
+                + TOKEN_METADATA_BYTES)
 
 
 @dataclass(slots=True, frozen=True)
@@ -84,11 +93,15 @@ class PoolConfig:
     # difference of 8e-3 against float32 storage where bfloat16 gave 7e-2
     # (benchmarks/pool_at_rest_quality.py). KV beyond float16's range is refused at stage.
     # float32 stores it exactly. memory:// keeps float32 tensors whatever this says.
-    kv_storage_dtype: StoredDtype = "float16"
+    kv_storage_dtype: StoredDtype = defaults.POOL_KV_STORAGE_DTYPE
     # The serving engine's prefill rate (tokens/s). When given, a shared backend's lookup
     # skips a match whose entry would take longer to read, at the read rate it measured,
     # than its tokens take to compute (a slow store, a short match). None: never skip.
-    recompute_tokens_per_s: float | None = None
+    recompute_tokens_per_s: float | None = defaults.RECOMPUTE_TOKENS_PER_S
+    # Which entries the budget keeps (eviction.py): "frequency", an LFU whose use counts halve
+    # every `eviction_half_life_s`, keeps what is reused; "lru" keeps what is newest.
+    eviction_policy: EvictionPolicy = defaults.POOL_EVICTION_POLICY
+    eviction_half_life_s: float = defaults.POOL_EVICTION_HALF_LIFE_S
 
     def __post_init__(self) -> None:
         if not isinstance(self.budget_bytes, int) or self.budget_bytes <= 0:
@@ -134,7 +147,10 @@ class PoolConfig:
                 self.recompute_tokens_per_s > 0 and math.isfinite(self.recompute_tokens_per_s)):
             raise PoolConfigError("recompute_tokens_per_s must be positive and finite or None, "
                                   f"got {self.recompute_tokens_per_s!r}")
-        for name in ("store_timeout_s", "breaker_cooldown_s"):
+        if self.eviction_policy not in EVICTION_POLICIES:
+            raise PoolConfigError(f"eviction_policy must be one of {EVICTION_POLICIES}, "
+                                  f"got {self.eviction_policy!r}")
+        for name in ("store_timeout_s", "breaker_cooldown_s", "eviction_half_life_s"):
             value = getattr(self, name)
             if not (value > 0 and math.isfinite(value)):
                 raise PoolConfigError(f"{name} must be positive and finite, got {value!r}")
@@ -144,16 +160,19 @@ class PoolConfig:
             )
 
     @property
-    def required_bytes(self) -> int:
-        """The budget that holds one maximum-length context."""
-        return self.max_context_tokens * self.kv_shape.entry_bytes_per_token
+    def shared_bytes_per_token(self) -> int:
+        """What one token costs against the budget on the shared backends: K and V at
+        `kv_storage_dtype` (half of float32 by default) and the bookkeeping. An entry's head
+        (~0.5 KB) and its tags are not counted."""
+        return self.kv_shape.stored_bytes_per_token(STORED_DTYPE_BYTES[self.kv_storage_dtype])
 
-    def check_budget_holds_one_context(self) -> None:
-        """Raise PoolCapacityError unless the budget holds one maximum-length context."""
-        if self.budget_bytes < self.required_bytes:
+    def check_budget_holds_one_context(self, bytes_per_token: int) -> None:
+        """Raise PoolCapacityError unless the budget holds one maximum-length context at
+        `bytes_per_token` (what the backend counts per token)."""
+        required = self.max_context_tokens * bytes_per_token
+        if self.budget_bytes < required:
             raise PoolCapacityError(
                 f"budget_bytes={self.budget_bytes} cannot hold one maximum-length context: "
                 f"max_context_tokens={self.max_context_tokens} x "
-                f"{self.kv_shape.entry_bytes_per_token} bytes/token = "
-                f"{self.required_bytes} bytes needed"
+                f"{bytes_per_token} bytes/token = {required} bytes needed"
             )

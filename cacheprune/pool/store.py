@@ -114,6 +114,12 @@ class PoolStore(RequestStore):
 
     @property
     @abc.abstractmethod
+    def bytes_per_token(self) -> int:
+        """What one pooled token counts against `budget_bytes` here: float32 K and V on
+        memory://, `kv_storage_dtype` on the shared backends; plus 13 bytes of bookkeeping."""
+
+    @property
+    @abc.abstractmethod
     def num_leases(self) -> int:
         """Leases this handle holds now (all backends count their own leases)."""
 

@@ -7,14 +7,18 @@ Keys (every name is keyed by the pool key; nothing on the server can be computed
     cp:s:<staging id>     a staged entry waiting for publish (expires after STAGING_TTL_S)
     cp:q:<kind.counter>   publish rate counters (INCRBY, keyed names, expiring with the window)
     cp:o:<kind.tag>       a tenant's (domain's) entries, for its share (sorted set by time)
-    cp:t:<subject>        tombstones of erasure and invalidation (tombstones.py)
+    cp:t:<subject>        tombstones of erasure, invalidation and eviction (tombstones.py)
+    cp:r / cp:z / cp:b    the budget: entries' use ranks (sorted set, eviction.py), their
+                          stored sizes (hash) and the total (counter)
 
 Every call waits at most `store_timeout_s` for the server (connect and each reply), with no
 retry: a stalled or dead server costs one timeout, then the circuit breaker (breaker.py) stops
 calling it until a probe succeeds. A key of the wrong type or size is a miss, never a fault.
 
-The server owns memory: set `maxmemory` and `maxmemory-policy volatile-lru` (docs/pool.md).
-Entries carry the pool's TTL and anchors none, so the server evicts (and expires) entries only.
+The pool keeps `budget_bytes` itself, evicting by the config's policy (eviction.py) with a
+tombstone per evicted entry; the server's `maxmemory` (set above the budget, with
+`maxmemory-policy volatile-lru`: docs/pool.md) is a safety net. Entries carry the pool's TTL and
+anchors none, so the server evicts (and expires) entries only.
 The anchor records naming an entry that went away dangle: a lookup that meets one counts it
 (`dangling_anchors`) and removes it; `purge_expired` sweeps the ones no lookup meets. Under an
 allkeys policy the server may evict an anchor too: its entry is then not found from that window
@@ -55,7 +59,14 @@ from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import SharedPool
 from cacheprune.pool.shared_medium import Garbled, MediumError
 from cacheprune.pool.url import PoolURL
-from cacheprune.pool.valkey_scripts import PROBE_ANCHORS, REWRITE_ANCHOR
+from cacheprune.pool.valkey_scripts import (
+    ACCOUNT_ENTRY,
+    FORGET_ENTRY,
+    MAKE_ROOM,
+    PROBE_ANCHORS,
+    REWRITE_ANCHOR,
+    USE_ENTRIES,
+)
 from cacheprune.retriever import EntryName
 
 logger = logging.getLogger(__name__)
@@ -64,6 +75,7 @@ STAGING_TTL_S = 600
 _ENTRY_KEY = re.compile(rb"^cp:e:([0-9a-f]{64})$")
 _OWNED = re.compile(r"^([0-9a-f]{64}):([0-9]{1,9})$")
 _NOT_A_HEAD = b"\x00"  # what a key of another type reads as: decode refuses it
+_BUDGET_KEYS = [PREFIX + b"r", PREFIX + b"z", PREFIX + b"b"]  # ranks, sizes, total
 
 class ValkeyPool(SharedPool):
     """One process's handle on a pool kept in a Valkey/Redis database."""
@@ -81,6 +93,10 @@ class ValkeyPool(SharedPool):
             self._client = redis.Redis(host=url.host, port=url.port, **common)  # type: ignore[arg-type]
         self._probe = self._client.register_script(PROBE_ANCHORS)
         self._rewrite = self._client.register_script(REWRITE_ANCHOR)
+        self._use_entries = self._client.register_script(USE_ENTRIES)
+        self._account = self._client.register_script(ACCOUNT_ENTRY)
+        self._forget = self._client.register_script(FORGET_ENTRY)
+        self._make_room = self._client.register_script(MAKE_ROOM)
         self._ttl_ms = None if config.ttl_s is None else max(1, int(config.ttl_s * 1000))
 
     @contextmanager
@@ -159,7 +175,14 @@ class ValkeyPool(SharedPool):
             pipe = client.pipeline(transaction=False)
             for head in heads:
                 pipe.touch(self._entry_key(head.name))  # a use, for the server's LRU
-            return [bool(touched) for touched in pipe.execute()]
+            self._use_entries(keys=_BUDGET_KEYS[:1], client=pipe,
+                              args=self._use_args([head.name for head in heads]))
+            return [bool(touched) for touched in pipe.execute()[: len(heads)]]
+
+    def _use_args(self, names: list[EntryName]) -> list[str | float]:
+        config = self.config
+        half_life = config.eviction_half_life_s if config.eviction_policy == "frequency" else 0
+        return [repr(self.clock()), repr(half_life), *names]
 
     def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
         return  # the lease lives in this process only (see the module docstring)
@@ -183,22 +206,28 @@ class ValkeyPool(SharedPool):
         needed = self._entry_bytes(head.num_tokens)
         with self._server() as client:
             if client.exists(key):
+                self._use_entries(keys=_BUDGET_KEYS[:1], args=self._use_args([head.name]))
                 return "duplicate"
             for kind, tag, limit in shares:
                 if not self._make_room_in_share(client, kind, tag, limit, needed):
                     return f"share:{kind}"
+            if self._evict_down_to(self.config.budget_bytes - needed) > \
+                    self.config.budget_bytes - needed:
+                return "budget"  # leased entries hold the rest
             refused = self._charge(client, charges, needed)
             if refused is not None:
                 return refused
             if not client.set(key, value, nx=True, px=self._ttl_ms):
                 return "duplicate"
             pipe = client.pipeline(transaction=False)
+            self._account(keys=_BUDGET_KEYS, client=pipe,
+                          args=[head.name, repr(self.clock()), needed])
             for anchor_id, record in anchors:
                 pipe.append(PREFIX + b"a:" + anchor_id, record)
             for kind, tag, _ in shares:
                 pipe.zadd(self._owned_key(kind, tag),
                           {f"{head.name}:{head.num_tokens}": head.created_at})
-            lengths = pipe.execute(raise_on_error=False)[: len(anchors)]
+            lengths = pipe.execute(raise_on_error=False)[1 : len(anchors) + 1]
             # Trim anchors grown past twice their bound (rarely: many entries share a window).
             appended = list(zip((anchor_id for anchor_id, _ in anchors), lengths,
                                 strict=True))
@@ -217,8 +246,9 @@ class ValkeyPool(SharedPool):
 
     def _make_room_in_share(self, client: redis.Redis, kind: str, tag: str, limit: int,
                             needed: int) -> bool:
-        """Evict this tenant's (domain's) own oldest unleased entries until `needed` more
-        bytes fit in its share; False if they cannot. Members are `<name>:<num tokens>`."""
+        """Evict this tenant's (domain's) own unleased entries, lowest use rank first, until
+        `needed` more bytes fit in its share; False if they cannot. Members are
+        `<name>:<num tokens>`."""
         owned = self._owned_key(kind, tag)
         try:
             members = [m.decode("ascii", "replace") if isinstance(m, bytes) else ""
@@ -237,6 +267,9 @@ class ValkeyPool(SharedPool):
             client.zrem(owned, *gone)
         held = [(member, name, self._entry_bytes(num_tokens))
                 for (member, name, num_tokens), live in zip(parsed, alive, strict=True) if live]
+        ranks = client.zmscore(_BUDGET_KEYS[0], [name for _, name, _ in held]) if held else []
+        held = [item for _, item in sorted(zip((rank or 0.0 for rank in ranks), held,
+                                               strict=True), key=lambda pair: pair[0])]
         usage = sum(num_bytes for _, _, num_bytes in held)
         leased = self._leased_names()
         for member, name, num_bytes in held:
@@ -244,10 +277,9 @@ class ValkeyPool(SharedPool):
                 break
             if name in leased:
                 continue
-            if client.delete(self._entry_key(name)):
+            if self._forget(keys=[*_BUDGET_KEYS, self._entry_key(name)], args=[name]):
                 usage -= num_bytes
-                self.metrics.evictions.labels(reason=f"share:{kind}").inc()
-                self._audit.record("evict", segment_hash=name, reason=f"share:{kind}")
+                self._evicted(name, f"share:{kind}")
             client.zrem(owned, member)
         return usage + needed <= limit
 
@@ -305,34 +337,28 @@ class ValkeyPool(SharedPool):
                 continue
 
     def _delete(self, name: EntryName) -> bool:
-        with self._server() as client:
-            return bool(client.delete(self._entry_key(name)))
+        with self._server():
+            return bool(self._forget(keys=[*_BUDGET_KEYS, self._entry_key(name)], args=[name]))
 
     # ---- budget ----------------------------------------------------------------------------
 
     def evict(self, num_bytes: int) -> int:
-        """Delete unleased entries idle the longest first (OBJECT IDLETIME), until `num_bytes`
-        are freed. The server's own maxmemory policy normally does this."""
-        leased = self._leased_names()
-        names = [name for name in self._entry_names() if name not in leased]
-        with self._server() as client:
-            pipe = client.pipeline(transaction=False)
-            for name in names:
-                pipe.object("idletime", self._entry_key(name))
-                pipe.strlen(self._entry_key(name))
-            replies = [reply if isinstance(reply, int) else 0
-                       for reply in pipe.execute(raise_on_error=False)]
-            freed = 0
-            ranked = sorted(zip(replies[0::2], replies[1::2], names, strict=True),
-                            key=lambda item: -(item[0] or 0))
-            for _, size, name in ranked:
-                if freed >= num_bytes:
-                    break
-                if client.delete(self._entry_key(name)):
-                    freed += int(size)
-                    self.metrics.evictions.labels(reason="lru").inc()
-                    self._audit.record("evict", segment_hash=name, reason="lru")
-        return freed
+        """Delete unleased entries, lowest use rank first, until `num_bytes` are freed."""
+        return self._make_room_call(num_bytes, relative=True)[1]
+
+    def _evict_down_to(self, limit: int) -> int:
+        """Evict until the budget's total is at most `limit`; returns the total."""
+        return self._make_room_call(limit, relative=False)[0]
+
+    def _make_room_call(self, amount: int, *, relative: bool) -> tuple[int, int]:
+        leased = "".join(sorted(self._leased_names()))
+        with self._server():
+            used, freed, evicted = self._make_room(
+                keys=_BUDGET_KEYS, args=[amount, "1" if relative else "0",
+                                         PREFIX + b"e:", leased])
+        for name in evicted:
+            self._evicted(EntryName(name.decode("ascii")), "budget")
+        return int(used), int(freed)
 
     def purge_expired(self) -> int:
         """The server expires entries (PX) and staged values itself; this sweeps the anchor
@@ -341,6 +367,14 @@ class ValkeyPool(SharedPool):
         dropped: dict[bytes, set[bytes]] = {}
         garbled: Garbled = []
         with self._server() as client:
+            counted = [name for name in client.hkeys(_BUDGET_KEYS[1]) if isinstance(name, bytes)]
+            pipe = client.pipeline(transaction=False)
+            for counted_name in counted:
+                pipe.exists(PREFIX + b"e:" + counted_name)
+            for counted_name, alive in zip(counted, pipe.execute(), strict=True):
+                if not alive:  # expired or evicted by the server: uncount it
+                    self._forget(keys=[*_BUDGET_KEYS, PREFIX + b"e:" + counted_name],
+                                 args=[counted_name])
             for anchor_key in client.scan_iter(match=PREFIX + b"a:*", count=1000):
                 anchor_id = anchor_key[len(PREFIX) + 2 :]
                 try:
@@ -368,8 +402,7 @@ class ValkeyPool(SharedPool):
 
     @property
     def bytes_in_use(self) -> int:
-        return sum(info.num_tokens for info in self.entry_infos()) * \
-            self.config.kv_shape.entry_bytes_per_token
+        return sum(self._entry_bytes(info.num_tokens) for info in self.entry_infos())
 
     def close(self) -> None:
         self._client.close()
