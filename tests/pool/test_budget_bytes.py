@@ -1,0 +1,31 @@
+"""The shared backends' budget counts K and V as stored: float16 at rest costs half of
+float32, so the same budget holds more entries (counted by hand below, not by the pool)."""
+
+from __future__ import annotations
+
+import pytest
+from pool_helpers import SHAPE, TEST_POOL_KEY, make_config, publish, segment
+
+from cacheprune.pool import open_pool
+
+# SHAPE: 2 layers x 1 KV head x 4 dims, K and V: 16 elements per token; 13 bytes of token id,
+# position and recompute mark beside them.
+ELEMENTS_PER_TOKEN = 16
+assert ELEMENTS_PER_TOKEN == 2 * SHAPE.num_layers * SHAPE.num_kv_heads * SHAPE.head_dim
+
+
+@pytest.mark.parametrize(("dtype", "element_bytes", "entries_kept"),
+                         [("float16", 2, 3), ("float32", 4, 2)])
+def test_a_budget_holds_what_its_stored_bytes_allow(shared_url, dtype, element_bytes,
+                                                    entries_kept):
+    per_token = ELEMENTS_PER_TOKEN * element_bytes + 13
+    budget = 16 * (ELEMENTS_PER_TOKEN * 4 + 13)  # one 16-token context of float32
+    config = make_config(16, per_token=budget // 16, kv_storage_dtype=dtype)
+    assert config.budget_bytes == budget
+    pool = open_pool(shared_url, config, pool_key=TEST_POOL_KEY)
+    assert pool.bytes_per_token == per_token
+    for first in (100, 200, 300, 400):
+        publish(pool, segment(first, 8))
+    assert pool.num_entries == entries_kept  # 8-token entries: 360 bytes each in float16
+    assert pool.bytes_in_use == entries_kept * 8 * per_token <= budget
+    pool.close()
