@@ -5,7 +5,7 @@ process."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 GIB: Final = 1024**3
 
@@ -15,7 +15,8 @@ POOL_TTL_S: Final = 3600.0  # seconds an entry stays findable after it was publi
 PUBLISH_MODE: Final = "isolated"  # no published byte depends on a private value
 MIN_SEGMENT_TOKENS: Final = 64  # the shortest segment the annotator publishes
 # How the shared backends store K and V; see PoolConfig.kv_storage_dtype.
-POOL_KV_STORAGE_DTYPE: Final = "float16"
+StoredDtype = Literal["bfloat16", "float16", "float32"]
+POOL_KV_STORAGE_DTYPE: Final[StoredDtype] = "float16"
 # The prefill rate (tokens/s) against which a slow read is skipped; None: never skip.
 RECOMPUTE_TOKENS_PER_S: Final[float | None] = None
 POOL_EVICTION_POLICY: Final = "frequency"  # an LFU with aging (cacheprune/pool/eviction.py)

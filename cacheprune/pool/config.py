@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cacheprune import defaults
+from cacheprune.defaults import StoredDtype
 from cacheprune.pool.errors import PoolCapacityError, PoolConfigError
 from cacheprune.pool.eviction import EVICTION_POLICIES, EvictionPolicy
 
 BackpressureMode = Literal["wait", "skip"]
-StoredDtype = Literal["bfloat16", "float16", "float32"]
 
 # Per-token bookkeeping an entry stores beside its KV: uint32 token id, int64 position, bool
 # recompute mark. Counted in the budget so that "bytes in use" is what the entries really hold.

@@ -8,6 +8,7 @@ from typing import Literal
 
 from cacheprune import defaults
 from cacheprune.annotator import AnnotatorConfig
+from cacheprune.defaults import StoredDtype
 from cacheprune.monitor import LeakMonitorConfig
 from cacheprune.pool import DEFAULT_DOMAIN
 
@@ -61,6 +62,11 @@ class EngineConfig:
     # NOTE: 2 halves the capture cost and chooses the same segments and recompute marks as
     # every layer (measured in docs/serving.md).
     capture_layer_stride: int = 2
+    # How the shared backends store K and V (float16: half of float32; memory:// keeps
+    # float32), and the prefill rate against which a slow read is skipped: the pool's
+    # `PoolConfig.kv_storage_dtype` and `recompute_tokens_per_s`, with their defaults.
+    kv_storage_dtype: StoredDtype = defaults.POOL_KV_STORAGE_DTYPE
+    recompute_tokens_per_s: float | None = defaults.RECOMPUTE_TOKENS_PER_S
 
     def sharing_domain(self, tenant: str) -> str:
         return self.sharing_domains.get(tenant, DEFAULT_DOMAIN)

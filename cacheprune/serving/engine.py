@@ -62,6 +62,8 @@ class Engine:
             anchor_stride=self.config.anchor_stride,
             ttl_s=self.config.pool_ttl_s,
             audit_log_path=self.config.audit_log_path,
+            kv_storage_dtype=self.config.kv_storage_dtype,
+            recompute_tokens_per_s=self.config.recompute_tokens_per_s,
         ), pool_key=self.config.pool_key)
         self.strategy = strategy or make_strategy(self.config, model, tokenizer)
         self.registry = CollectorRegistry(auto_describe=True)

@@ -50,6 +50,9 @@ class ConnectorSettings(BaseModel):
     audit_log: str | None = None  # the pool's audit log (JSON lines)
     request_log: str | None = None  # one JSON line per prefill: what the pool served
     accept_public_ranges: bool = False
+    # As EngineConfig's (and PoolConfig's): the defaults are cacheprune.defaults'.
+    kv_storage_dtype: defaults.StoredDtype = defaults.POOL_KV_STORAGE_DTYPE
+    recompute_tokens_per_s: float | None = Field(default=defaults.RECOMPUTE_TOKENS_PER_S, gt=0)
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

@@ -90,7 +90,9 @@ def engine_config(settings: ConnectorSettings) -> EngineConfig:
             public_system_prompt=settings.public_system_prompt,
             annotator=AnnotatorConfig(min_len=settings.min_shared_tokens),
             pool_url=settings.pool_url, pool_budget_bytes=settings.pool_budget_bytes,
-            pool_ttl_s=settings.pool_ttl_s, audit_log_path=settings.audit_log)
+            pool_ttl_s=settings.pool_ttl_s, audit_log_path=settings.audit_log,
+            kv_storage_dtype=settings.kv_storage_dtype,
+            recompute_tokens_per_s=settings.recompute_tokens_per_s)
     except ValueError as error:
         raise ConnectorConfigError(f"CachePruneConnector: {error}") from error
 
