@@ -81,7 +81,7 @@ class PoolConfig:
     domain_quota_bytes: int | None = None
     quota_window_s: float = 60.0
     # Shares: the most of the budget one tenant's (one domain's) entries may hold at once; a
-    # publish over it first evicts that tenant's (domain's) own least recently used entries.
+    # publish over it first evicts that tenant's (domain's) own entries, lowest use rank first.
     tenant_share: float | None = None
     domain_share: float | None = None
     # Shared backends: the longest one store call (a server round trip, the folder's lock)

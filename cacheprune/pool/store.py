@@ -86,8 +86,9 @@ class PoolStore(RequestStore):
 
     @abc.abstractmethod
     def evict(self, num_bytes: int) -> int:
-        """Free at least `num_bytes` of unleased entries, least recently used first, if there
-        are that many; returns the bytes freed. Publishing calls it when the budget is full."""
+        """Free at least `num_bytes` of unleased entries, lowest use rank first (eviction.py),
+        if there are that many; returns the bytes freed. Publishing evicts the same way when
+        the budget is full."""
 
     @abc.abstractmethod
     def purge_expired(self) -> int:

@@ -8,8 +8,7 @@ Keys (every name is keyed by the pool key; nothing on the server can be computed
     cp:q:<kind.counter>   publish rate counters (INCRBY, keyed names, expiring with the window)
     cp:o:<kind.tag>       a tenant's (domain's) entries, for its share (sorted set by time)
     cp:t:<subject>        tombstones of erasure, invalidation and eviction (tombstones.py)
-    cp:r / cp:z / cp:b    the budget: entries' use ranks (sorted set, eviction.py), their
-                          stored sizes (hash) and the total (counter)
+    cp:r, cp:z, cp:b      the budget: use ranks, stored sizes, their total (valkey_budget.py)
 
 Every call waits at most `store_timeout_s` for the server (connect and each reply), with no
 retry: a stalled or dead server costs one timeout, then the circuit breaker (breaker.py) stops
@@ -59,14 +58,8 @@ from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import SharedPool
 from cacheprune.pool.shared_medium import Garbled, MediumError
 from cacheprune.pool.url import PoolURL
-from cacheprune.pool.valkey_scripts import (
-    ACCOUNT_ENTRY,
-    FORGET_ENTRY,
-    MAKE_ROOM,
-    PROBE_ANCHORS,
-    REWRITE_ANCHOR,
-    USE_ENTRIES,
-)
+from cacheprune.pool.valkey_budget import ValkeyBudget
+from cacheprune.pool.valkey_scripts import PROBE_ANCHORS, REWRITE_ANCHOR
 from cacheprune.retriever import EntryName
 
 logger = logging.getLogger(__name__)
@@ -75,7 +68,6 @@ STAGING_TTL_S = 600
 _ENTRY_KEY = re.compile(rb"^cp:e:([0-9a-f]{64})$")
 _OWNED = re.compile(r"^([0-9a-f]{64}):([0-9]{1,9})$")
 _NOT_A_HEAD = b"\x00"  # what a key of another type reads as: decode refuses it
-_BUDGET_KEYS = [PREFIX + b"r", PREFIX + b"z", PREFIX + b"b"]  # ranks, sizes, total
 
 class ValkeyPool(SharedPool):
     """One process's handle on a pool kept in a Valkey/Redis database."""
@@ -93,10 +85,7 @@ class ValkeyPool(SharedPool):
             self._client = redis.Redis(host=url.host, port=url.port, **common)  # type: ignore[arg-type]
         self._probe = self._client.register_script(PROBE_ANCHORS)
         self._rewrite = self._client.register_script(REWRITE_ANCHOR)
-        self._use_entries = self._client.register_script(USE_ENTRIES)
-        self._account = self._client.register_script(ACCOUNT_ENTRY)
-        self._forget = self._client.register_script(FORGET_ENTRY)
-        self._make_room = self._client.register_script(MAKE_ROOM)
+        self._budget = ValkeyBudget(self._client, config, clock)
         self._ttl_ms = None if config.ttl_s is None else max(1, int(config.ttl_s * 1000))
 
     @contextmanager
@@ -175,14 +164,8 @@ class ValkeyPool(SharedPool):
             pipe = client.pipeline(transaction=False)
             for head in heads:
                 pipe.touch(self._entry_key(head.name))  # a use, for the server's LRU
-            self._use_entries(keys=_BUDGET_KEYS[:1], client=pipe,
-                              args=self._use_args([head.name for head in heads]))
+            self._budget.use([head.name for head in heads], pipe)
             return [bool(touched) for touched in pipe.execute()[: len(heads)]]
-
-    def _use_args(self, names: list[EntryName]) -> list[str | float]:
-        config = self.config
-        half_life = config.eviction_half_life_s if config.eviction_policy == "frequency" else 0
-        return [repr(self.clock()), repr(half_life), *names]
 
     def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
         return  # the lease lives in this process only (see the module docstring)
@@ -206,7 +189,7 @@ class ValkeyPool(SharedPool):
         needed = self._entry_bytes(head.num_tokens)
         with self._server() as client:
             if client.exists(key):
-                self._use_entries(keys=_BUDGET_KEYS[:1], args=self._use_args([head.name]))
+                self._budget.use([head.name])  # computed again: a use
                 return "duplicate"
             for kind, tag, limit in shares:
                 if not self._make_room_in_share(client, kind, tag, limit, needed):
@@ -220,8 +203,7 @@ class ValkeyPool(SharedPool):
             if not client.set(key, value, nx=True, px=self._ttl_ms):
                 return "duplicate"
             pipe = client.pipeline(transaction=False)
-            self._account(keys=_BUDGET_KEYS, client=pipe,
-                          args=[head.name, repr(self.clock()), needed])
+            self._budget.account(pipe, head.name, needed)
             for anchor_id, record in anchors:
                 pipe.append(PREFIX + b"a:" + anchor_id, record)
             for kind, tag, _ in shares:
@@ -267,9 +249,9 @@ class ValkeyPool(SharedPool):
             client.zrem(owned, *gone)
         held = [(member, name, self._entry_bytes(num_tokens))
                 for (member, name, num_tokens), live in zip(parsed, alive, strict=True) if live]
-        ranks = client.zmscore(_BUDGET_KEYS[0], [name for _, name, _ in held]) if held else []
-        held = [item for _, item in sorted(zip((rank or 0.0 for rank in ranks), held,
-                                               strict=True), key=lambda pair: pair[0])]
+        ranks = self._budget.ranks(client, [name for _, name, _ in held])
+        held = [item for _, item in sorted(zip(ranks, held, strict=True),
+                                           key=lambda pair: pair[0])]
         usage = sum(num_bytes for _, _, num_bytes in held)
         leased = self._leased_names()
         for member, name, num_bytes in held:
@@ -277,7 +259,7 @@ class ValkeyPool(SharedPool):
                 break
             if name in leased:
                 continue
-            if self._forget(keys=[*_BUDGET_KEYS, self._entry_key(name)], args=[name]):
+            if self._budget.forget(name):
                 usage -= num_bytes
                 self._evicted(name, f"share:{kind}")
             client.zrem(owned, member)
@@ -338,7 +320,7 @@ class ValkeyPool(SharedPool):
 
     def _delete(self, name: EntryName) -> bool:
         with self._server():
-            return bool(self._forget(keys=[*_BUDGET_KEYS, self._entry_key(name)], args=[name]))
+            return self._budget.forget(name)
 
     # ---- budget ----------------------------------------------------------------------------
 
@@ -351,30 +333,21 @@ class ValkeyPool(SharedPool):
         return self._make_room_call(limit, relative=False)[0]
 
     def _make_room_call(self, amount: int, *, relative: bool) -> tuple[int, int]:
-        leased = "".join(sorted(self._leased_names()))
         with self._server():
-            used, freed, evicted = self._make_room(
-                keys=_BUDGET_KEYS, args=[amount, "1" if relative else "0",
-                                         PREFIX + b"e:", leased])
+            used, freed, evicted = self._budget.make_room(amount, relative=relative,
+                                                          leased=self._leased_names())
         for name in evicted:
-            self._evicted(EntryName(name.decode("ascii")), "budget")
-        return int(used), int(freed)
+            self._evicted(name, "budget")
+        return used, freed
 
     def purge_expired(self) -> int:
-        """The server expires entries (PX) and staged values itself; this sweeps the anchor
-        records of entries that are gone (one rewrite per anchor). Returns 0 (no entry is
-        removed here)."""
+        """The server expires entries (PX) and staged values itself; this uncounts them from
+        the budget and sweeps the anchor records of entries that are gone (one rewrite per
+        anchor). Returns 0 (no entry is removed here)."""
         dropped: dict[bytes, set[bytes]] = {}
         garbled: Garbled = []
         with self._server() as client:
-            counted = [name for name in client.hkeys(_BUDGET_KEYS[1]) if isinstance(name, bytes)]
-            pipe = client.pipeline(transaction=False)
-            for counted_name in counted:
-                pipe.exists(PREFIX + b"e:" + counted_name)
-            for counted_name, alive in zip(counted, pipe.execute(), strict=True):
-                if not alive:  # expired or evicted by the server: uncount it
-                    self._forget(keys=[*_BUDGET_KEYS, PREFIX + b"e:" + counted_name],
-                                 args=[counted_name])
+            self._budget.sweep(client)
             for anchor_key in client.scan_iter(match=PREFIX + b"a:*", count=1000):
                 anchor_id = anchor_key[len(PREFIX) + 2 :]
                 try:

@@ -37,10 +37,9 @@ else redis.call('SET', KEYS[1], table.concat(kept, '', 1, last)) end
 return #kept
 """
 
-# The budget's bookkeeping (eviction.py): KEYS are always the use ranks (a sorted set: name ->
-# rank), the stored sizes (a hash: name -> bytes) and their total (a counter). Entries the
-# server expired (PX) or evicted itself stay counted until MAKE_ROOM meets them or
-# `purge_expired` sweeps them: the total errs high, so the pool evicts early, never late.
+# The budget's bookkeeping (valkey_budget.py, eviction.py): KEYS are always the use ranks (a
+# sorted set: name -> rank), the stored sizes (a hash: name -> bytes) and their total (a
+# counter).
 
 # A use of each name in ARGV[3..] at time ARGV[1]; ARGV[2] is the half-life in seconds, 0 for
 # plain LRU. The same formula as eviction.next_use_rank (tests compare the two).

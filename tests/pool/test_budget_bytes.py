@@ -29,3 +29,22 @@ def test_a_budget_holds_what_its_stored_bytes_allow(shared_url, dtype, element_b
     assert pool.num_entries == entries_kept  # 8-token entries: 360 bytes each in float16
     assert pool.bytes_in_use == entries_kept * 8 * per_token <= budget
     pool.close()
+
+
+def test_an_entry_the_server_removed_by_itself_leaves_the_account(valkey_url):
+    """The server's own eviction (maxmemory) or expiry writes no bookkeeping: the sweep (and a
+    publish that needs room) uncounts what is gone, so the pool does not evict for it."""
+    from pool_helpers import counter, make_pool, name_of, names, server_client
+
+    pool = make_pool(16, url=valkey_url)
+    first, second, third = (segment(k, 8) for k in (100, 200, 300))
+    publish(pool, first)
+    publish(pool, second)
+    client = server_client(valkey_url)
+    assert client.delete(f"cp:e:{name_of(pool, first)}") == 1
+    pool.purge_expired()
+    assert int(client.get("cp:b")) == 8 * pool.bytes_per_token
+    publish(pool, third)
+    assert names(pool) == {name_of(pool, second), name_of(pool, third)}
+    assert counter(pool, "cacheprune_pool_evictions_total") == 0
+    pool.close()
