@@ -212,7 +212,7 @@ def main() -> None:
         for backend, hit in by_backend.items():
             expected = hit * hit_s + (1 - hit) * miss_s
             print(f"expected mean TTFT, last 100, {backend} {policy}: {expected:.2f} s "
-                  f"({miss_s / expected:.1f}x below no sharing)")
+                  f"({miss_s / expected:.1f}x below all misses)")
 
 
 if __name__ == "__main__":
