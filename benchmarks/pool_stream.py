@@ -28,7 +28,7 @@ under plain LRU (the old policy) and under the default frequency-aware policy, s
 Target: last-100 hit rate >= 90% of what the budget allows, and no decay (no window after the
 first falls below it) under the default policy.
 Run: python benchmarks/pool_stream.py [--requests 600] [--backends memory,file,valkey]
-                                      [--no-engine]
+                                      [--seed 0] [--half-life 600] [--no-engine]
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from cacheprune import defaults
 from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, Scope, open_pool
 from cacheprune.pool.config import STORED_DTYPE_BYTES
 from cacheprune.pool.local_valkey import LocalValkey
@@ -68,6 +69,7 @@ class StreamResult:
     popular: list[bool] = field(default_factory=list)  # asked for a document that fits
     evictions: list[int] = field(default_factory=list)  # per request
     seconds: list[float] = field(default_factory=list)  # the pool's time per request
+    store_faults: int = 0  # store errors and calls the open breaker refused
 
 
 def document_tokens(document: int) -> np.ndarray:
@@ -81,12 +83,17 @@ def stream_documents(num_requests: int, seed: int) -> np.ndarray:
     return rng.choice(NUM_DOCUMENTS, size=num_requests, p=weights / weights.sum())
 
 
-def evictions(pool) -> int:
+def counted(pool, *prefixes: str) -> int:
     return sum(int(float(line.rsplit(" ", 1)[1])) for line in pool.metrics_text().splitlines()
-               if line.startswith("cacheprune_pool_evictions_total{"))
+               if line.startswith(prefixes))
 
 
-def run_stream(url: str, policy: str, documents: np.ndarray, seed: int) -> StreamResult:
+def evictions(pool) -> int:
+    return counted(pool, "cacheprune_pool_evictions_total{")
+
+
+def run_stream(url: str, policy: str, documents: np.ndarray, seed: int, half_life_s: float
+               ) -> StreamResult:
     element_bytes = 4 if url == "memory://" else STORED_DTYPE_BYTES["float16"]
     budget = DOCUMENTS_IN_BUDGET * ENTRY_TOKENS * SHAPE.stored_bytes_per_token(element_bytes)
     clock_now = [time.time()]
@@ -100,7 +107,10 @@ def run_stream(url: str, policy: str, documents: np.ndarray, seed: int) -> Strea
     pool = open_pool(url, PoolConfig(
         kv_shape=SHAPE, budget_bytes=budget, max_context_tokens=2 * ENTRY_TOKENS,
         min_entry_tokens=16, anchor_stride=16, eviction_policy=policy,  # type: ignore[arg-type]
-        backpressure_utilization=1.0), pool_key=KEY, clock=clock)
+        eviction_half_life_s=half_life_s, backpressure_utilization=1.0,
+        # NOTE: 5 s, not 0.5: on a loaded machine a slow reply would open the breaker and
+        # turn requests into misses that no policy caused (counted and printed anyway).
+        store_timeout_s=5.0), pool_key=KEY, clock=clock)
     fits = DOCUMENTS_IN_BUDGET - 1  # beside one request's new entries
     rng = np.random.default_rng(seed + 1)
     result = StreamResult()
@@ -131,6 +141,8 @@ def run_stream(url: str, policy: str, documents: np.ndarray, seed: int) -> Strea
         result.evictions.append(evictions(pool) - before)
         result.hits.append(hit)
         result.popular.append(document < fits)
+    result.store_faults = counted(pool, "cacheprune_pool_store_errors_total{",
+                                  "cacheprune_pool_breaker_refusals_total{")
     pool.close()
     return result
 
@@ -172,7 +184,7 @@ def report(name: str, result: StreamResult) -> float:
           + " ".join(f"{sum(result.evictions[i : i + WINDOW]):4d}" for i in windows))
     print(f"{'':20s} last 100: hit {last:.0%}, the budget allows {allowed:.0%}, "
           f"ratio {last / allowed:.2f}; pool time per request median "
-          f"{statistics.median(result.seconds) * 1e3:.1f} ms")
+          f"{statistics.median(result.seconds) * 1e3:.1f} ms; store faults {result.store_faults}")
     return last
 
 
@@ -181,6 +193,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=600)
     parser.add_argument("--backends", default="memory,file,valkey")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--half-life", type=float, default=defaults.POOL_EVICTION_HALF_LIFE_S,
+                        help="eviction_half_life_s, in simulated seconds")
     parser.add_argument("--no-engine", action="store_true")
     args = parser.parse_args()
     documents = stream_documents(args.requests, args.seed)
@@ -194,13 +208,15 @@ def main() -> None:
         for backend in args.backends.split(","):
             for policy in ("lru", "frequency"):
                 if backend == "memory":
-                    result = run_stream("memory://", policy, documents, args.seed)
+                    result = run_stream("memory://", policy, documents, args.seed, args.half_life)
                 elif backend == "file":
                     folder = Path(scratch) / f"pool-{policy}"
-                    result = run_stream(f"file://{folder}", policy, documents, args.seed)
+                    result = run_stream(f"file://{folder}", policy, documents, args.seed,
+                                        args.half_life)
                 else:
                     with LocalValkey(Path(scratch) / f"valkey-{policy}") as server:
-                        result = run_stream(server.url, policy, documents, args.seed)
+                        result = run_stream(server.url, policy, documents, args.seed,
+                                            args.half_life)
                 last_hits.setdefault(policy, {})[backend] = report(f"{backend} {policy}",
                                                                    result)
         if args.no_engine:
