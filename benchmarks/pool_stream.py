@@ -21,8 +21,8 @@ under plain LRU (the old policy) and under the default frequency-aware policy, s
    allows: the share of those requests that asked for one of the documents that fit beside
    one request's new entries (7 of the 24), the most popular ones, as an oracle would keep.
 2. Engine level (TTFT): the real default model on a folder pool, tenant A asks about a shipped
-   document (a miss: the whole prompt computed) and tenant B about the same one with other
-   private details (a hit), medians of 2 documents. The stream's expected TTFT per policy
+   document (a miss: the whole prompt computed), tenants B and C about the same one with
+   other private details (hits); medians over 3 documents. The stream's expected TTFT per policy
    combines these with its hit rate; that line is a model, the two TTFTs are measured.
 
 Target: last-100 hit rate >= 90% of what the budget allows, and no decay (no window after the
@@ -155,15 +155,16 @@ def engine_ttft(folder: str) -> tuple[float, float]:
     engine = Engine.from_default(EngineConfig(pool_url=f"file://{folder}", pool_key=KEY))
     sampling = SamplingParams(max_new_tokens=1)
     profiles = {"tenant-a": "My name is Alice Moreau, account 4417-2290.",
-                "tenant-b": "I am Bruno Keller (bruno.keller@example.org)."}
-    documents = load_documents("default", project_data_dir(), 3)
-    engine.generate("tenant-a", f"{profiles['tenant-a']}\n\n{documents[2].context[:400]}",
+                "tenant-b": "I am Bruno Keller (bruno.keller@example.org).",
+                "tenant-c": "Carla Diaz here, customer 5521-0937, carla.diaz@example.net."}
+    documents = load_documents("default", project_data_dir(), 4)
+    engine.generate("tenant-a", f"{profiles['tenant-a']}\n\n{documents[3].context[:400]}",
                     sampling)  # warm-up
     misses: list[float] = []
     hits: list[float] = []
-    for document in documents[:2]:
+    for document in documents[:3]:
         text = document.context[:1200]  # about the stream's 256 document tokens
-        for tenant, into in (("tenant-a", misses), ("tenant-b", hits)):
+        for tenant, into in (("tenant-a", misses), ("tenant-b", hits), ("tenant-c", hits)):
             prompt = f"{profiles[tenant]}\n\n{text}\n\nQuestion: what is this text about?"
             into.append(engine.generate(tenant, prompt, sampling).stats.ttft_s)
     engine.pool.close()
@@ -222,8 +223,8 @@ def main() -> None:
         if args.no_engine:
             return
         miss_s, hit_s = engine_ttft(str(Path(scratch) / "engine-pool"))
-    print(f"engine TTFT (measured, medians of 2): miss {miss_s:.2f} s, hit {hit_s:.2f} s "
-          f"({miss_s / hit_s:.1f}x)")
+    print(f"engine TTFT (measured; medians of 3 misses, 6 hits): miss {miss_s:.2f} s, "
+          f"hit {hit_s:.2f} s ({miss_s / hit_s:.1f}x)")
     for policy, by_backend in last_hits.items():
         for backend, hit in by_backend.items():
             expected = hit * hit_s + (1 - hit) * miss_s
