@@ -5,7 +5,7 @@ process."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 GIB: Final = 1024**3
 
@@ -19,3 +19,10 @@ MIN_SEGMENT_TOKENS: Final = 64  # the shortest segment the annotator publishes
 # since the victim and the attacker's own probe make only 2 (docs/privacy.md).
 PUBLISH_THRESHOLD: Final = 3
 SENDER_COUNT_TTL_S: Final = 3600.0  # seconds a tenant counts for a window after it last sent it
+# How the shared backends store K and V; see PoolConfig.kv_storage_dtype.
+StoredDtype = Literal["bfloat16", "float16", "float32"]
+POOL_KV_STORAGE_DTYPE: Final[StoredDtype] = "float16"
+# The prefill rate (tokens/s) against which a slow read is skipped; None: never skip.
+RECOMPUTE_TOKENS_PER_S: Final[float | None] = None
+POOL_EVICTION_POLICY: Final = "frequency"  # an LFU with aging (cacheprune/pool/eviction.py)
+POOL_EVICTION_HALF_LIFE_S: Final = 600.0  # a use counts half as much this long after

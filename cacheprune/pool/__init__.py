@@ -1,5 +1,5 @@
 """The shared KV pool: one store interface (`PoolStore`), three backends opened by URL
-(`open_pool`), request sessions, budget, LRU, TTL, leases, quotas, metrics and audit log."""
+(`open_pool`), request sessions, budget, eviction, TTL, leases, quotas, metrics and audit log."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ import numpy.typing as npt
 import torch
 from cryptography.exceptions import InvalidTag
 
-from cacheprune.pool.config import PoolConfig
+from cacheprune.pool.config import STORED_DTYPE_BYTES, PoolConfig
 from cacheprune.pool.entry import SegmentKV, ValidSegment
 from cacheprune.pool.errors import InvalidEntryError
 from cacheprune.pool.handles import EntryIdentity
@@ -44,8 +44,7 @@ VERSION = 3
 NONCE_BYTES = 12
 GCM_TAG_BYTES = 16
 SEALED_EXTRA = NONCE_BYTES + GCM_TAG_BYTES  # what encryption adds to a section
-STORED_DTYPES = {"float32": (torch.float32, 4), "bfloat16": (torch.bfloat16, 2),
-                 "float16": (torch.float16, 2)}
+STORED_DTYPES = {name: (getattr(torch, name), size) for name, size in STORED_DTYPE_BYTES.items()}
 _PREAMBLE = struct.Struct("<4sBII")
 MAX_HEAD_JSON = 4096
 HEAD_PROBE_BYTES = 13  # the preamble: enough for `head_length`

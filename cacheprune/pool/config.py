@@ -7,15 +7,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cacheprune import defaults
+from cacheprune.defaults import StoredDtype
 from cacheprune.pool.errors import PoolCapacityError, PoolConfigError
+from cacheprune.pool.eviction import EVICTION_POLICIES, EvictionPolicy
 
 BackpressureMode = Literal["wait", "skip"]
-StoredDtype = Literal["bfloat16", "float16", "float32"]
 
 # Per-token bookkeeping an entry stores beside its KV: uint32 token id, int64 position, bool
 # recompute mark. Counted in the budget so that "bytes in use" is what the entries really hold.
 TOKEN_METADATA_BYTES = 4 + 8 + 1
 KV_DTYPE_BYTES = 4  # the engine hands the pool float32 K and V
+# Bytes of one K or V element at rest on the shared backends, per `PoolConfig.kv_storage_dtype`.
+STORED_DTYPE_BYTES: dict[str, int] = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
 @dataclass(slots=True, frozen=True)
@@ -38,8 +41,14 @@ class KVShape:
 
     @property
     def entry_bytes_per_token(self) -> int:
-        """What one pooled token costs against the budget: its K, V and bookkeeping."""
+        """What one pooled float32 token costs against the budget (memory://, which keeps the
+        engine's tensors): its K, V and bookkeeping."""
         return self.kv_bytes_per_token + TOKEN_METADATA_BYTES
+
+    def stored_bytes_per_token(self, element_bytes: int) -> int:
+        """What one token costs when K and V are stored with `element_bytes` per element."""
+        return (self.kv_bytes_per_token // KV_DTYPE_BYTES * element_bytes
+                + TOKEN_METADATA_BYTES)
 
 
 @dataclass(slots=True, frozen=True)
@@ -72,7 +81,7 @@ class PoolConfig:
     domain_quota_bytes: int | None = None
     quota_window_s: float = 60.0
     # Shares: the most of the budget one tenant's (one domain's) entries may hold at once; a
-    # publish over it first evicts that tenant's (domain's) own least recently used entries.
+    # publish over it first evicts that tenant's (domain's) own entries, lowest use rank first.
     tenant_share: float | None = None
     domain_share: float | None = None
     # Shared backends: the longest one store call (a server round trip, the folder's lock)
@@ -84,11 +93,15 @@ class PoolConfig:
     # difference of 8e-3 against float32 storage where bfloat16 gave 7e-2
     # (benchmarks/pool_at_rest_quality.py). KV beyond float16's range is refused at stage.
     # float32 stores it exactly. memory:// keeps float32 tensors whatever this says.
-    kv_storage_dtype: StoredDtype = "float16"
+    kv_storage_dtype: StoredDtype = defaults.POOL_KV_STORAGE_DTYPE
     # The serving engine's prefill rate (tokens/s). When given, a shared backend's lookup
     # skips a match whose entry would take longer to read, at the read rate it measured,
     # than its tokens take to compute (a slow store, a short match). None: never skip.
-    recompute_tokens_per_s: float | None = None
+    recompute_tokens_per_s: float | None = defaults.RECOMPUTE_TOKENS_PER_S
+    # Which entries the budget keeps (eviction.py): "frequency", an LFU whose use counts halve
+    # every `eviction_half_life_s`, keeps what is reused; "lru" keeps what is newest.
+    eviction_policy: EvictionPolicy = defaults.POOL_EVICTION_POLICY
+    eviction_half_life_s: float = defaults.POOL_EVICTION_HALF_LIFE_S
     # Publication threshold: a window of `min_entry_tokens` tokens is shareable only once this
     # many distinct tenants of the sharing domain sent it (threshold.py); 1 counts nothing.
     # The serving engine and the connector set `defaults.PUBLISH_THRESHOLD`.
@@ -142,7 +155,11 @@ class PoolConfig:
         if not isinstance(self.publish_threshold, int) or self.publish_threshold < 1:
             raise PoolConfigError(f"publish_threshold must be an int >= 1 (1: no threshold), "
                                   f"got {self.publish_threshold!r}")
-        for name in ("store_timeout_s", "breaker_cooldown_s", "sender_count_ttl_s"):
+        if self.eviction_policy not in EVICTION_POLICIES:
+            raise PoolConfigError(f"eviction_policy must be one of {EVICTION_POLICIES}, "
+                                  f"got {self.eviction_policy!r}")
+        for name in ("store_timeout_s", "breaker_cooldown_s", "eviction_half_life_s",
+                     "sender_count_ttl_s"):
             value = getattr(self, name)
             if not (value > 0 and math.isfinite(value)):
                 raise PoolConfigError(f"{name} must be positive and finite, got {value!r}")
@@ -152,16 +169,19 @@ class PoolConfig:
             )
 
     @property
-    def required_bytes(self) -> int:
-        """The budget that holds one maximum-length context."""
-        return self.max_context_tokens * self.kv_shape.entry_bytes_per_token
+    def shared_bytes_per_token(self) -> int:
+        """What one token costs against the budget on the shared backends: K and V at
+        `kv_storage_dtype` (half of float32 by default) and the bookkeeping. An entry's head
+        (~0.5 KB) and its tags are not counted."""
+        return self.kv_shape.stored_bytes_per_token(STORED_DTYPE_BYTES[self.kv_storage_dtype])
 
-    def check_budget_holds_one_context(self) -> None:
-        """Raise PoolCapacityError unless the budget holds one maximum-length context."""
-        if self.budget_bytes < self.required_bytes:
+    def check_budget_holds_one_context(self, bytes_per_token: int) -> None:
+        """Raise PoolCapacityError unless the budget holds one maximum-length context at
+        `bytes_per_token` (what the backend counts per token)."""
+        required = self.max_context_tokens * bytes_per_token
+        if self.budget_bytes < required:
             raise PoolCapacityError(
                 f"budget_bytes={self.budget_bytes} cannot hold one maximum-length context: "
                 f"max_context_tokens={self.max_context_tokens} x "
-                f"{self.kv_shape.entry_bytes_per_token} bytes/token = "
-                f"{self.required_bytes} bytes needed"
+                f"{bytes_per_token} bytes/token = {required} bytes needed"
             )

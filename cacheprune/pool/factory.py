@@ -24,7 +24,6 @@ def open_pool(url: str, config: PoolConfig, *, pool_key: str | bytes | PoolKey |
     failure except what the error names.
     """
     parsed = parse_pool_url(url)
-    config.check_budget_holds_one_context()
     key = PoolKey.resolve(pool_key, required=parsed.scheme != "memory")
     if parsed.scheme == "memory":
         return MemoryPool(config, key=key, clock=clock or time.monotonic)

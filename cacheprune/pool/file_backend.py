@@ -1,7 +1,8 @@
 """`file:///dev/shm/cacheprune-<uid>`: the pool in a folder, shared by the processes of one
 machine.
 
-    <root>/entries/<name>            one entry: head + KV + tag (codec.py), mode 0600
+    <root>/entries/<name>            one entry: head + KV + tag (codec.py), mode 0600; its mtime
+                                     is its use rank (eviction.py), not a time it was written
     <root>/anchors/<anchor id>       40-byte anchor records, appended (anchor_records.py)
     <root>/leases/<owner>~<name>     hard link to a leased entry (eviction skips linked ones)
     <root>/staging/<staging id>      a staged entry waiting for publish
@@ -16,6 +17,9 @@ reader verifies its tags before using a byte. Files are opened with O_NONBLOCK a
 if they are regular files (a FIFO in place of an entry is a miss); the lock is waited for at
 most `store_timeout_s` (a process holding it costs one timeout, then the breaker skips the
 folder). A disk error (full, read-only) is an `OSError` that `SharedPool` counts as a fault.
+
+NOTE: a use updates the rank without the lock (a lookup never waits for it): two processes
+using one entry at the same moment may count one use, not two.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from cacheprune.pool.codec import (
 )
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import PoolConfigError
+from cacheprune.pool.eviction import next_use_rank
 from cacheprune.pool.file_folder import open_pool_folder
 from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
@@ -206,9 +211,19 @@ class FilePool(SharedPool):
             return False
         except OSError as error:
             raise MediumError(f"cannot lease an entry: {error.strerror}") from error
-        with contextlib.suppress(FileNotFoundError):
-            os.utime(name, dir_fd=self._dirs["entries"], follow_symlinks=False)  # LRU: a use
+        self._use(name)
         return True
+
+    def _use(self, name: EntryName, *, is_new: bool = False) -> None:
+        """Move the entry's use rank (its mtime) for a use now."""
+        directory = self._dirs["entries"]
+        with contextlib.suppress(FileNotFoundError):
+            previous = None if is_new else os.stat(
+                name, dir_fd=directory, follow_symlinks=False).st_mtime_ns / 1e9
+            rank = next_use_rank(previous, self.clock(), self.config.eviction_policy,
+                                 self.config.eviction_half_life_s)
+            rank_ns = int(rank * 1e9)
+            os.utime(name, ns=(rank_ns, rank_ns), dir_fd=directory, follow_symlinks=False)
 
     def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
         self._unlink("leases", self._lease_name(owner, name))
@@ -229,6 +244,7 @@ class FilePool(SharedPool):
         with self._locked():
             self._purge_locked()
             if self._read("entries", name, HEAD_PROBE_BYTES) is not None:
+                self._use(name)  # computed again: a use
                 return "duplicate"
             needed = self._entry_bytes(head.num_tokens)
             for kind, tag, limit in shares:
@@ -241,6 +257,7 @@ class FilePool(SharedPool):
             if refused is not None:
                 return refused
             self._write_new("entries", name, value)
+            self._use(name, is_new=True)
             try:
                 self._append_anchors_locked(anchors)
             except OSError:  # all or nothing: no entry without its anchors
@@ -302,8 +319,8 @@ class FilePool(SharedPool):
     # ---- budget, shares, eviction, expiry (under the lock) -------------------------------
 
     def _stored_locked(self) -> list[tuple[int, EntryName, int, int, str, str]]:
-        """(mtime, name, bytes, links, tenant tag, domain tag) of every entry, oldest use
-        first; tags unauthenticated (accounting only)."""
+        """(use rank in ns, name, bytes, links, tenant tag, domain tag) of every entry, lowest
+        rank first; tags unauthenticated (accounting only)."""
         stored = []
         for name in self._entry_names():
             with contextlib.suppress(FileNotFoundError):
@@ -319,7 +336,7 @@ class FilePool(SharedPool):
 
     def _make_room_in_share_locked(self, kind: str, tag: str, limit: int, needed: int
                                    ) -> bool:
-        """Evict this tenant's (domain's) own least recently used unleased entries until
+        """Evict this tenant's (domain's) own unleased entries, lowest use rank first, until
         `needed` more bytes fit in its share; False if they cannot."""
         column = 4 if kind == "tenant" else 5
         owned = [item for item in self._stored_locked() if item[column] == tag]
@@ -329,8 +346,7 @@ class FilePool(SharedPool):
                 break
             if links == 1 and self._delete_locked(name):  # more links: leased
                 usage -= num_bytes
-                self.metrics.evictions.labels(reason=f"share:{kind}").inc()
-                self._audit.record("evict", segment_hash=name, reason=f"share:{kind}")
+                self._evicted(name, f"share:{kind}")
         return usage + needed <= limit
 
     def _evict_locked(self, num_bytes: int) -> int:
@@ -342,8 +358,7 @@ class FilePool(SharedPool):
                 break
             if links == 1 and self._delete_locked(name):  # more links: leased
                 freed += size
-                self.metrics.evictions.labels(reason="lru").inc()
-                self._audit.record("evict", segment_hash=name, reason="lru")
+                self._evicted(name, "budget")
         return freed
 
     def evict(self, num_bytes: int) -> int:
@@ -369,7 +384,10 @@ class FilePool(SharedPool):
             for name in self._listing(folder):
                 with contextlib.suppress(FileNotFoundError):
                     info = os.stat(name, dir_fd=self._dirs[folder], follow_symlinks=False)
-                    if time.time() - info.st_mtime > max_age:
+                    # A lease shares its entry's inode, whose mtime is a use rank: its ctime
+                    # is the real time of the last link or use.
+                    changed = info.st_ctime if folder == "leases" else info.st_mtime
+                    if time.time() - changed > max_age:
                         self._unlink(folder, name)
         if tombstone_ttl is not None:
             self.tombstones.forget_older_than(now - tombstone_ttl)

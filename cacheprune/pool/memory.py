@@ -1,4 +1,4 @@
-"""`memory://`: the pool in one process — storage, budget, LRU, TTL, leases, invalidation.
+"""`memory://`: the pool in one process — storage, budget, eviction, TTL, leases, invalidation.
 
 One lock guards all state; the index, metrics and audit log are only touched under it. KV stays
 as torch tensors (reads are views), so this backend costs what the in-process pool always did.
@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from cacheprune.pool.audit import AuditEvent, AuditLog
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, EntryState, PoolEntry, SegmentKV, validate_segment
+from cacheprune.pool.eviction import EvictionOrder
 from cacheprune.pool.handles import Lease, LookupResult, Scope, SegmentData, StagedSegment
 from cacheprune.pool.keys import PoolKey, PoolKeys
 from cacheprune.pool.metrics import PoolMetrics
@@ -36,13 +37,14 @@ class MemoryPool(PoolStore):
                  clock: Callable[[], float] = time.monotonic,
                  hash_base: int | None = None) -> None:
         """`hash_base` overrides the key's rolling-hash base (tests force collisions with it)."""
-        config.check_budget_holds_one_context()
+        config.check_budget_holds_one_context(config.kv_shape.entry_bytes_per_token)
         self.config = config
         self.url = "memory://"
         self.clock = clock
         self.keys = PoolKeys(key or PoolKey.random())
         self._cond = threading.Condition(threading.Lock())
         self._entries: OrderedDict[EntryName, PoolEntry] = OrderedDict()  # LRU first
+        self._order = EvictionOrder(config.eviction_policy, config.eviction_half_life_s)
         # (publish time, name) in publish order, for TTL expiry; names, not entries, so that an
         # evicted entry's KV is not kept alive until its TTL would have run out.
         self._by_age: deque[tuple[float, EntryName]] = deque()
@@ -79,9 +81,11 @@ class MemoryPool(PoolStore):
             result = find_matches(token_ids, private_mask, self._index, identity_digest,
                                   domain_tag, lambda part: self.keys.entry_name(scope_tag, part))
             leases = []
+            now = self.clock()
             for match in result.matches:
                 entry = self._entries[match.entry_hash]
                 self._entries.move_to_end(match.entry_hash)
+                self._order.use(match.entry_hash, now)
                 self._lease_locked(owner, entry)
                 leases.append(Lease(entry.segment_hash, owner, entry.num_tokens))
                 self._audit.record("reuse", request_id=owner, segment_hash=match.entry_hash,
@@ -158,7 +162,7 @@ class MemoryPool(PoolStore):
                                    self.keys.domain_tag(scope.domain)),
             keys=valid.keys, values=valid.values, positions=valid.positions,
             recompute=valid.recompute, created_at=self.clock(),
-            num_bytes=valid.num_tokens * self.config.kv_shape.entry_bytes_per_token,
+            num_bytes=valid.num_tokens * self.bytes_per_token,
             identity=(scope.identity.model_id, scope.identity.policy_version),
             tenant_tag=self.keys.tenant_tag(scope.tenant),
             domain_tag=self.keys.domain_tag(scope.domain),
@@ -259,6 +263,10 @@ class MemoryPool(PoolStore):
             return self._bytes_in_use
 
     @property
+    def bytes_per_token(self) -> int:
+        return self.config.kv_shape.entry_bytes_per_token
+
+    @property
     def num_leases(self) -> int:
         with self._cond:
             return self._num_leases
@@ -280,8 +288,9 @@ class MemoryPool(PoolStore):
 
     def _publish_one_locked(self, owner: str, entry: PoolEntry) -> bool:
         config = self.config
-        if entry.segment_hash in self._entries:
+        if entry.segment_hash in self._entries:  # computed again: a use
             self._entries.move_to_end(entry.segment_hash)
+            self._order.use(entry.segment_hash, self.clock())
             self.metrics.duplicates.inc()
             self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
                                reason="duplicate")
@@ -314,6 +323,7 @@ class MemoryPool(PoolStore):
         self._evict_locked(self._bytes_in_use + entry.num_bytes - config.budget_bytes)
         entry.created_at = self.clock()
         self._entries[entry.segment_hash] = entry
+        self._order.use(entry.segment_hash, entry.created_at)
         self._index.add(entry.segment)
         if config.ttl_s is not None:
             self._by_age.append((entry.created_at, entry.segment_hash))
@@ -326,12 +336,13 @@ class MemoryPool(PoolStore):
 
     def _make_room_in_share_locked(self, kind: str, tag: str, share: int, needed: int
                                    ) -> bool:
-        """Evict this tenant's (domain's) own least recently used unleased entries until
+        """Evict this tenant's (domain's) own unleased entries, lowest use rank first, until
         `needed` more bytes fit in its share; False if they cannot."""
-        owned = [entry for entry in self._entries.values()
-                 if (entry.tenant_tag if kind == "tenant" else entry.domain_tag) == tag]
+        owned = sorted((entry for entry in self._entries.values()
+                        if (entry.tenant_tag if kind == "tenant" else entry.domain_tag) == tag),
+                       key=lambda entry: self._order.rank(entry.segment_hash) or 0.0)
         usage = sum(entry.num_bytes for entry in owned)
-        for entry in owned:  # least recently used first
+        for entry in owned:
             if usage + needed <= share:
                 break
             if entry.num_leases == 0:
@@ -343,14 +354,15 @@ class MemoryPool(PoolStore):
         if num_bytes <= 0:
             return 0
         victims, freed = [], 0
-        for entry in self._entries.values():  # least recently used first
+        candidates = self._order.lowest_first(lambda name: self._entries[name].num_leases == 0)
+        for name in candidates:
             if freed >= num_bytes:
                 break
-            if entry.num_leases == 0:
-                victims.append(entry)
-                freed += entry.num_bytes
+            victims.append(self._entries[name])
+            freed += victims[-1].num_bytes
+        candidates.close()  # before removing: the order is not changed while it is walked
         for entry in victims:
-            self._remove_locked(entry, "lru")
+            self._remove_locked(entry, "budget")
         return freed
 
     def _purge_expired_locked(self) -> int:
@@ -369,6 +381,7 @@ class MemoryPool(PoolStore):
 
     def _remove_locked(self, entry: PoolEntry, reason: str) -> None:
         del self._entries[entry.segment_hash]
+        self._order.remove(entry.segment_hash)
         self._index.remove(entry.segment_hash)
         if entry.num_leases > 0:
             entry.state = EntryState.DOOMED

@@ -74,6 +74,7 @@ class SharedPool(SharedAdmin, PoolStore):
 
     def __init__(self, url: str, config: PoolConfig, key: PoolKey,
                  clock: Callable[[], float]) -> None:
+        config.check_budget_holds_one_context(config.shared_bytes_per_token)
         self.config = config
         self.url = url
         self.clock = clock
@@ -376,8 +377,14 @@ class SharedPool(SharedAdmin, PoolStore):
         with self._lock:
             return {name for _, name in self._leases}
 
+    @property
+    def bytes_per_token(self) -> int:
+        return self.config.shared_bytes_per_token
+
     def _entry_bytes(self, num_tokens: int) -> int:
-        return num_tokens * self.config.kv_shape.entry_bytes_per_token
+        """What an entry counts against the budget: its K and V as stored (float16: half of
+        float32) and its bookkeeping."""
+        return num_tokens * self.config.shared_bytes_per_token
 
     def _update_lease_gauges_locked(self) -> None:
         self.metrics.leases_outstanding.set(sum(self._leases.values()))

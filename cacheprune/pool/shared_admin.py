@@ -52,6 +52,15 @@ class SharedAdmin(SharedMedium):
         self.tombstones.remember(subject, now)
         self._put_tombstone(subject, encode_tombstone(self.keys, subject, now))
 
+    def _evicted(self, name: EntryName, reason: str) -> None:
+        """Account for an entry the budget or a share removed, and void it: bytes of it put
+        back later are refused like those of an erased entry (a miss, `replayed`).
+        NOTE: a tombstone, although the bytes are the genuine KV of public tokens: otherwise
+        whoever can write the store keeps any entry alive past the pool's eviction policy."""
+        self._bury(entry_subject(name))
+        self.metrics.evictions.labels(reason=reason).inc()
+        self._audit.record("evict", segment_hash=name, reason=reason)
+
     @property
     def _tombstone_ttl_s(self) -> float | None:
         ttl = self.config.ttl_s

@@ -86,8 +86,9 @@ class PoolStore(RequestStore):
 
     @abc.abstractmethod
     def evict(self, num_bytes: int) -> int:
-        """Free at least `num_bytes` of unleased entries, least recently used first, if there
-        are that many; returns the bytes freed. Publishing calls it when the budget is full."""
+        """Free at least `num_bytes` of unleased entries, lowest use rank first (eviction.py),
+        if there are that many; returns the bytes freed. Publishing evicts the same way when
+        the budget is full."""
 
     @abc.abstractmethod
     def purge_expired(self) -> int:
@@ -111,6 +112,12 @@ class PoolStore(RequestStore):
     @property
     @abc.abstractmethod
     def bytes_in_use(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def bytes_per_token(self) -> int:
+        """What one pooled token counts against `budget_bytes` here: float32 K and V on
+        memory://, `kv_storage_dtype` on the shared backends; plus 13 bytes of bookkeeping."""
 
     @property
     @abc.abstractmethod

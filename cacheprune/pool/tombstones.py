@@ -3,14 +3,16 @@
 Whoever can write the server or the folder can save an entry's bytes and put them back after
 the tenant was erased; the bytes are still authenticated. So erasure writes, under the pool
 key, "entries of tenant T created at or before time t are void" (`tenant-<tag>`), and
-invalidation "this entry created at or before t is void" (`entry-<name>`). A reader refuses a
-head that a tombstone voids (a miss, reason `replayed`).
+invalidation and eviction "this entry created at or before t is void" (`entry-<name>`). A
+reader refuses a head that a tombstone voids (a miss, reason `replayed`).
 
 A tombstone lives as long as an entry can (the TTL plus the clock skew allowed): by then every
 entry it voids has expired anyway. Each process also remembers the tombstones it met, so
 deleting one from the store does not revive entries for a process that has seen it.
-NOTE: eviction writes none. A restored evicted entry is the genuine KV of public tokens, as
-valid as before it was evicted; it costs the attacker's own write access, nothing more.
+NOTE: eviction writes one too (shared_admin.py, `_evicted`): a restored evicted entry is the
+genuine KV of public tokens, but accepting it would let whoever can write the store overrule
+the pool's budget and eviction policy. The same tokens published again after the eviction get
+a later `created_at` and are not void.
 """
 
 from __future__ import annotations

@@ -7,15 +7,18 @@ Keys (every name is keyed by the pool key; nothing on the server can be computed
     cp:s:<staging id>     a staged entry waiting for publish (expires after STAGING_TTL_S)
     cp:q:<kind.counter>   publish rate counters (INCRBY, keyed names, expiring with the window)
     cp:o:<kind.tag>       a tenant's (domain's) entries, for its share (sorted set by time)
-    cp:t:<subject>        tombstones of erasure and invalidation (tombstones.py)
+    cp:t:<subject>        tombstones of erasure, invalidation and eviction (tombstones.py)
+    cp:r, cp:z, cp:b      the budget: use ranks, stored sizes, their total (valkey_budget.py)
     cp:w:<window id>      the publication threshold's sender marks (threshold.py), with a TTL
 
 Every call waits at most `store_timeout_s` for the server (connect and each reply), with no
 retry: a stalled or dead server costs one timeout, then the circuit breaker (breaker.py) stops
 calling it until a probe succeeds. A key of the wrong type or size is a miss, never a fault.
 
-The server owns memory: set `maxmemory` and `maxmemory-policy volatile-lru` (docs/pool.md).
-Entries carry the pool's TTL and anchors none, so the server evicts (and expires) entries only.
+The pool keeps `budget_bytes` itself, evicting by the config's policy (eviction.py) with a
+tombstone per evicted entry; the server's `maxmemory` (set above the budget, with
+`maxmemory-policy volatile-lru`: docs/pool.md) is a safety net. Entries carry the pool's TTL and
+anchors none, so the server evicts (and expires) entries only.
 The anchor records naming an entry that went away dangle: a lookup that meets one counts it
 (`dangling_anchors`) and removes it; `purge_expired` sweeps the ones no lookup meets. Under an
 allkeys policy the server may evict an anchor too: its entry is then not found from that window
@@ -57,6 +60,7 @@ from cacheprune.pool.shared import SharedPool
 from cacheprune.pool.shared_medium import Garbled, MediumError
 from cacheprune.pool.threshold_stores import ValkeySenderCounts
 from cacheprune.pool.url import PoolURL
+from cacheprune.pool.valkey_budget import ValkeyBudget
 from cacheprune.pool.valkey_scripts import ADD_SENDERS, PROBE_ANCHORS, REWRITE_ANCHOR
 from cacheprune.retriever import EntryName
 
@@ -83,6 +87,7 @@ class ValkeyPool(SharedPool):
             self._client = redis.Redis(host=url.host, port=url.port, **common)  # type: ignore[arg-type]
         self._probe = self._client.register_script(PROBE_ANCHORS)
         self._rewrite = self._client.register_script(REWRITE_ANCHOR)
+        self._budget = ValkeyBudget(self._client, config, clock)
         self._ttl_ms = None if config.ttl_s is None else max(1, int(config.ttl_s * 1000))
         self.threshold = self._threshold_over(ValkeySenderCounts(
             self._server, self._client.register_script(ADD_SENDERS), PREFIX + b"w:"))
@@ -163,7 +168,8 @@ class ValkeyPool(SharedPool):
             pipe = client.pipeline(transaction=False)
             for head in heads:
                 pipe.touch(self._entry_key(head.name))  # a use, for the server's LRU
-            return [bool(touched) for touched in pipe.execute()]
+            self._budget.use([head.name for head in heads], pipe)
+            return [bool(touched) for touched in pipe.execute()[: len(heads)]]
 
     def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
         return  # the lease lives in this process only (see the module docstring)
@@ -187,22 +193,27 @@ class ValkeyPool(SharedPool):
         needed = self._entry_bytes(head.num_tokens)
         with self._server() as client:
             if client.exists(key):
+                self._budget.use([head.name])  # computed again: a use
                 return "duplicate"
             for kind, tag, limit in shares:
                 if not self._make_room_in_share(client, kind, tag, limit, needed):
                     return f"share:{kind}"
+            if self._evict_down_to(self.config.budget_bytes - needed) > \
+                    self.config.budget_bytes - needed:
+                return "budget"  # leased entries hold the rest
             refused = self._charge(client, charges, needed)
             if refused is not None:
                 return refused
             if not client.set(key, value, nx=True, px=self._ttl_ms):
                 return "duplicate"
             pipe = client.pipeline(transaction=False)
+            self._budget.account(pipe, head.name, needed)
             for anchor_id, record in anchors:
                 pipe.append(PREFIX + b"a:" + anchor_id, record)
             for kind, tag, _ in shares:
                 pipe.zadd(self._owned_key(kind, tag),
                           {f"{head.name}:{head.num_tokens}": head.created_at})
-            lengths = pipe.execute(raise_on_error=False)[: len(anchors)]
+            lengths = pipe.execute(raise_on_error=False)[1 : len(anchors) + 1]
             # Trim anchors grown past twice their bound (rarely: many entries share a window).
             appended = list(zip((anchor_id for anchor_id, _ in anchors), lengths,
                                 strict=True))
@@ -221,8 +232,9 @@ class ValkeyPool(SharedPool):
 
     def _make_room_in_share(self, client: redis.Redis, kind: str, tag: str, limit: int,
                             needed: int) -> bool:
-        """Evict this tenant's (domain's) own oldest unleased entries until `needed` more
-        bytes fit in its share; False if they cannot. Members are `<name>:<num tokens>`."""
+        """Evict this tenant's (domain's) own unleased entries, lowest use rank first, until
+        `needed` more bytes fit in its share; False if they cannot. Members are
+        `<name>:<num tokens>`."""
         owned = self._owned_key(kind, tag)
         try:
             members = [m.decode("ascii", "replace") if isinstance(m, bytes) else ""
@@ -241,6 +253,9 @@ class ValkeyPool(SharedPool):
             client.zrem(owned, *gone)
         held = [(member, name, self._entry_bytes(num_tokens))
                 for (member, name, num_tokens), live in zip(parsed, alive, strict=True) if live]
+        ranks = self._budget.ranks(client, [name for _, name, _ in held])
+        held = [item for _, item in sorted(zip(ranks, held, strict=True),
+                                           key=lambda pair: pair[0])]
         usage = sum(num_bytes for _, _, num_bytes in held)
         leased = self._leased_names()
         for member, name, num_bytes in held:
@@ -248,10 +263,9 @@ class ValkeyPool(SharedPool):
                 break
             if name in leased:
                 continue
-            if client.delete(self._entry_key(name)):
+            if self._budget.forget(name):
                 usage -= num_bytes
-                self.metrics.evictions.labels(reason=f"share:{kind}").inc()
-                self._audit.record("evict", segment_hash=name, reason=f"share:{kind}")
+                self._evicted(name, f"share:{kind}")
             client.zrem(owned, member)
         return usage + needed <= limit
 
@@ -309,42 +323,35 @@ class ValkeyPool(SharedPool):
                 continue
 
     def _delete(self, name: EntryName) -> bool:
-        with self._server() as client:
-            return bool(client.delete(self._entry_key(name)))
+        with self._server():
+            return self._budget.forget(name)
 
     # ---- budget ----------------------------------------------------------------------------
 
     def evict(self, num_bytes: int) -> int:
-        """Delete unleased entries idle the longest first (OBJECT IDLETIME), until `num_bytes`
-        are freed. The server's own maxmemory policy normally does this."""
-        leased = self._leased_names()
-        names = [name for name in self._entry_names() if name not in leased]
-        with self._server() as client:
-            pipe = client.pipeline(transaction=False)
-            for name in names:
-                pipe.object("idletime", self._entry_key(name))
-                pipe.strlen(self._entry_key(name))
-            replies = [reply if isinstance(reply, int) else 0
-                       for reply in pipe.execute(raise_on_error=False)]
-            freed = 0
-            ranked = sorted(zip(replies[0::2], replies[1::2], names, strict=True),
-                            key=lambda item: -(item[0] or 0))
-            for _, size, name in ranked:
-                if freed >= num_bytes:
-                    break
-                if client.delete(self._entry_key(name)):
-                    freed += int(size)
-                    self.metrics.evictions.labels(reason="lru").inc()
-                    self._audit.record("evict", segment_hash=name, reason="lru")
-        return freed
+        """Delete unleased entries, lowest use rank first, until `num_bytes` are freed."""
+        return self._make_room_call(num_bytes, relative=True)[1]
+
+    def _evict_down_to(self, limit: int) -> int:
+        """Evict until the budget's total is at most `limit`; returns the total."""
+        return self._make_room_call(limit, relative=False)[0]
+
+    def _make_room_call(self, amount: int, *, relative: bool) -> tuple[int, int]:
+        with self._server():
+            used, freed, evicted = self._budget.make_room(amount, relative=relative,
+                                                          leased=self._leased_names())
+        for name in evicted:
+            self._evicted(name, "budget")
+        return used, freed
 
     def purge_expired(self) -> int:
-        """The server expires entries (PX) and staged values itself; this sweeps the anchor
-        records of entries that are gone (one rewrite per anchor). Returns 0 (no entry is
-        removed here)."""
+        """The server expires entries (PX) and staged values itself; this uncounts them from
+        the budget and sweeps the anchor records of entries that are gone (one rewrite per
+        anchor). Returns 0 (no entry is removed here)."""
         dropped: dict[bytes, set[bytes]] = {}
         garbled: Garbled = []
         with self._server() as client:
+            self._budget.sweep(client)
             for anchor_key in client.scan_iter(match=PREFIX + b"a:*", count=1000):
                 anchor_id = anchor_key[len(PREFIX) + 2 :]
                 try:
@@ -372,8 +379,7 @@ class ValkeyPool(SharedPool):
 
     @property
     def bytes_in_use(self) -> int:
-        return sum(info.num_tokens for info in self.entry_infos()) * \
-            self.config.kv_shape.entry_bytes_per_token
+        return sum(self._entry_bytes(info.num_tokens) for info in self.entry_infos())
 
     def close(self) -> None:
         self._client.close()

@@ -36,6 +36,78 @@ if #kept == 0 then redis.call('DEL', KEYS[1])
 else redis.call('SET', KEYS[1], table.concat(kept, '', 1, last)) end
 return #kept
 """
+
+# The budget's bookkeeping (valkey_budget.py, eviction.py): KEYS are always the use ranks (a
+# sorted set: name -> rank), the stored sizes (a hash: name -> bytes) and their total (a
+# counter).
+
+# A use of each name in ARGV[3..] at time ARGV[1]; ARGV[2] is the half-life in seconds, 0 for
+# plain LRU. The same formula as eviction.next_use_rank (tests compare the two).
+USE_ENTRIES = """
+local now, half_life = tonumber(ARGV[1]), tonumber(ARGV[2])
+for i = 3, #ARGV do
+  local previous = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if previous then
+    local rank = now
+    if half_life > 0 then
+      local a = (tonumber(previous) - now) / half_life
+      local added
+      if a > 0 then added = a + math.log(1 + 2 ^ (-a)) / math.log(2)
+      else added = math.log(1 + 2 ^ a) / math.log(2) end
+      rank = now + half_life * added
+    end
+    redis.call('ZADD', KEYS[1], string.format('%.17g', rank), ARGV[i])
+  end
+end
+return 0
+"""
+# Count a new entry: ARGV is its name, its rank and its size.
+ACCOUNT_ENTRY = """
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3]) == 1 then
+  redis.call('INCRBY', KEYS[3], ARGV[3])
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 0
+"""
+# Delete the entry KEYS[4] (name ARGV[1]) and its bookkeeping; returns 1 if it existed.
+FORGET_ENTRY = """
+local size = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') or 0
+if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then redis.call('DECRBY', KEYS[3], size) end
+redis.call('ZREM', KEYS[1], ARGV[1])
+return redis.call('DEL', KEYS[4])
+"""
+# Evict lowest rank first until the total is at most ARGV[1] (with ARGV[2] == '1': until
+# ARGV[1] bytes are freed). ARGV[3] is the entry key prefix, ARGV[4] this process's leased
+# names (64 characters each), which are skipped. Returns {total, bytes freed, names evicted}.
+MAKE_ROOM = """
+local used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
+local limit = tonumber(ARGV[1])
+if ARGV[2] == '1' then limit = used - limit end
+local leased = {}
+for i = 1, #ARGV[4], 64 do leased[string.sub(ARGV[4], i, i + 63)] = true end
+local evicted, freed, skip = {}, 0, 0
+while used > limit do
+  local batch = redis.call('ZRANGE', KEYS[1], skip, skip + 63)
+  if #batch == 0 then break end
+  for _, name in ipairs(batch) do
+    if used <= limit then break end
+    if leased[name] then skip = skip + 1
+    else
+      local size = tonumber(redis.call('HGET', KEYS[2], name) or '0') or 0
+      redis.call('ZREM', KEYS[1], name)
+      redis.call('HDEL', KEYS[2], name)
+      used = used - size
+      if redis.call('DEL', ARGV[3] .. name) == 1 then
+        evicted[#evicted + 1] = name
+        freed = freed + size
+      end
+    end
+  end
+end
+if used < 0 then used = 0 end
+redis.call('SET', KEYS[3], used)
+return {used, freed, evicted}
+"""
 # The publication threshold's sender marks for every window of a prompt, in one round trip:
 # ARGV[1] the concatenated 8-byte window ids, ARGV[2] the 16-byte marks (one per window),
 # ARGV[3] the key prefix, ARGV[4] now, ARGV[5] the TTL (seconds), ARGV[6] the most marks a

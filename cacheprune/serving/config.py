@@ -8,6 +8,7 @@ from typing import Literal
 
 from cacheprune import defaults
 from cacheprune.annotator import AnnotatorConfig
+from cacheprune.defaults import StoredDtype
 from cacheprune.monitor import LeakMonitorConfig, ProbeMonitorConfig
 from cacheprune.pool import DEFAULT_DOMAIN
 
@@ -69,6 +70,11 @@ class EngineConfig:
     # Operator-declared public ranges are exempt.
     publish_threshold: int = defaults.PUBLISH_THRESHOLD
     sender_count_ttl_s: float = defaults.SENDER_COUNT_TTL_S
+    # How the shared backends store K and V (float16: half of float32; memory:// keeps
+    # float32), and the prefill rate against which a slow read is skipped: the pool's
+    # `PoolConfig.kv_storage_dtype` and `recompute_tokens_per_s`, with their defaults.
+    kv_storage_dtype: StoredDtype = defaults.POOL_KV_STORAGE_DTYPE
+    recompute_tokens_per_s: float | None = defaults.RECOMPUTE_TOKENS_PER_S
 
     def sharing_domain(self, tenant: str) -> str:
         return self.sharing_domains.get(tenant, DEFAULT_DOMAIN)

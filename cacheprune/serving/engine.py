@@ -64,6 +64,8 @@ class Engine:
             audit_log_path=self.config.audit_log_path,
             publish_threshold=self.config.publish_threshold,
             sender_count_ttl_s=self.config.sender_count_ttl_s,
+            kv_storage_dtype=self.config.kv_storage_dtype,
+            recompute_tokens_per_s=self.config.recompute_tokens_per_s,
         ), pool_key=self.config.pool_key)
         self.strategy = strategy or make_strategy(self.config, model, tokenizer)
         self.registry = CollectorRegistry(auto_describe=True)

@@ -59,6 +59,9 @@ class ConnectorSettings(BaseModel):
     # The tenancy front's probe monitor (cacheprune.monitor.probe): seconds a tenant flagged
     # for probing is served without the pool; None: flagged (metric, audit event) only.
     probe_cooldown_s: float | None = Field(default=None, gt=0)
+    # As EngineConfig's (and PoolConfig's): the defaults are cacheprune.defaults'.
+    kv_storage_dtype: defaults.StoredDtype = defaults.POOL_KV_STORAGE_DTYPE
+    recompute_tokens_per_s: float | None = Field(default=defaults.RECOMPUTE_TOKENS_PER_S, gt=0)
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

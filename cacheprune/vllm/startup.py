@@ -91,7 +91,9 @@ def engine_config(settings: ConnectorSettings) -> EngineConfig:
             annotator=AnnotatorConfig(min_len=settings.min_shared_tokens),
             pool_url=settings.pool_url, pool_budget_bytes=settings.pool_budget_bytes,
             pool_ttl_s=settings.pool_ttl_s, audit_log_path=settings.audit_log,
-            publish_threshold=settings.publish_threshold)
+            publish_threshold=settings.publish_threshold,
+            kv_storage_dtype=settings.kv_storage_dtype,
+            recompute_tokens_per_s=settings.recompute_tokens_per_s)
     except ValueError as error:
         raise ConnectorConfigError(f"CachePruneConnector: {error}") from error
 

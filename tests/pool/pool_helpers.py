@@ -17,6 +17,7 @@ from cacheprune.pool import (
     Scope,
     open_pool,
 )
+from cacheprune.pool.config import STORED_DTYPE_BYTES
 from cacheprune.tokens import as_token_array
 
 SHAPE = KVShape(num_layers=2, num_kv_heads=1, head_dim=4)
@@ -42,10 +43,19 @@ def scope(model_id: str = MODEL, policy_version: str = POLICY, tenant: str = "te
     return Scope(EntryIdentity.for_shape(model_id, policy_version, SHAPE), tenant, domain)
 
 
-def make_config(budget_tokens: int, max_context_tokens: int = 16, **overrides) -> PoolConfig:
+def token_bytes(url: str = "memory://", kv_storage_dtype: str = "float16") -> int:
+    """What one token counts against the budget on the backend at `url` (the pool's own
+    `bytes_per_token`, computed here from the shapes)."""
+    if url == "memory://":
+        return BYTES_PER_TOKEN
+    return SHAPE.stored_bytes_per_token(STORED_DTYPE_BYTES[kv_storage_dtype])
+
+
+def make_config(budget_tokens: int, max_context_tokens: int = 16, *,
+                per_token: int = BYTES_PER_TOKEN, **overrides) -> PoolConfig:
     return PoolConfig(
         kv_shape=SHAPE,
-        budget_bytes=budget_tokens * BYTES_PER_TOKEN,
+        budget_bytes=budget_tokens * per_token,
         max_context_tokens=max_context_tokens,
         min_entry_tokens=overrides.pop("min_entry_tokens", WINDOW),
         **overrides,
@@ -55,7 +65,8 @@ def make_config(budget_tokens: int, max_context_tokens: int = 16, **overrides) -
 def make_pool(budget_tokens: int, max_context_tokens: int = 16, url: str = "memory://",
               **overrides) -> PoolStore:
     clock = overrides.pop("clock", None)
-    config = make_config(budget_tokens, max_context_tokens, **overrides)
+    per_token = token_bytes(url, overrides.get("kv_storage_dtype", "float16"))
+    config = make_config(budget_tokens, max_context_tokens, per_token=per_token, **overrides)
     return open_pool(url, config, pool_key=TEST_POOL_KEY, clock=clock)
 
 

@@ -10,7 +10,6 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pool_helpers import (
-    BYTES_PER_TOKEN,
     WINDOW,
     ManualClock,
     kv_for,
@@ -19,6 +18,7 @@ from pool_helpers import (
     publish,
     scope,
     segment,
+    token_bytes,
 )
 
 from cacheprune.pool import open_pool
@@ -89,7 +89,7 @@ def test_every_exit_releases_leases_and_publishes_nothing(pool_url, failure):
             assert pool.num_leases == 1
             raise failure()
     assert pool.num_leases == 0 and pool.leased_bytes == 0
-    assert pool.num_entries == 1 and pool.bytes_in_use == 8 * BYTES_PER_TOKEN
+    assert pool.num_entries == 1 and pool.bytes_in_use == 8 * pool.bytes_per_token
 
 
 def test_invalidated_between_lookup_and_read_is_a_miss(pool_url):
@@ -131,7 +131,7 @@ def test_unwritable_audit_log_keeps_leases_and_gauges_right(pool_url, tmp_path):
         session.stage(segment(300, 8), keys, values, positions, NO_MASK[:8], NO_MASK[:8])
         session.commit()
     assert pool.num_leases == 0 and pool.leased_bytes == 0
-    assert pool.num_entries == 2 and pool.bytes_in_use == 16 * BYTES_PER_TOKEN
+    assert pool.num_entries == 2 and pool.bytes_in_use == 16 * pool.bytes_per_token
     text = pool.metrics_text()
     assert "cacheprune_pool_leases_outstanding 0.0" in text
     assert "cacheprune_pool_audit_failures_total 0.0" not in text
@@ -166,7 +166,7 @@ def test_erase_tenant_removes_everything_it_published(pool_url):
 
 
 def test_tenant_quota_stops_a_burst_not_the_others(pool_url):
-    pool = make_pool(64, url=pool_url, tenant_quota_bytes=16 * BYTES_PER_TOKEN)
+    pool = make_pool(64, url=pool_url, tenant_quota_bytes=16 * token_bytes(pool_url))
     burst = scope(tenant="burst")
     published = [publish(pool, segment(100 * k, 8), f"b{k}", burst).published
                  for k in range(1, 4)]

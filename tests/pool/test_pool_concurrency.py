@@ -3,7 +3,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from pool_helpers import BYTES_PER_TOKEN, kv_for, make_pool, scope, segment
+from pool_helpers import kv_for, make_pool, scope, segment
 from prometheus_client.parser import text_string_to_metric_families
 
 
@@ -61,8 +61,8 @@ def test_many_threads_publishing_and_reading_keep_exact_accounting():
     infos = pool.entry_infos()
     assert pool.num_leases == 0
     assert pool.leased_bytes == 0
-    assert pool.bytes_in_use == sum(info.num_tokens for info in infos) * BYTES_PER_TOKEN
-    assert pool.bytes_in_use <= 80 * BYTES_PER_TOKEN
+    assert pool.bytes_in_use == sum(info.num_tokens for info in infos) * pool.bytes_per_token
+    assert pool.bytes_in_use <= 80 * pool.bytes_per_token
     assert metric_value(pool, "cacheprune_pool_hit_tokens_total") == sum(hit_tokens)
     assert metric_value(pool, "cacheprune_pool_leases_outstanding") == 0
     assert metric_value(pool, "cacheprune_pool_bytes_in_use") == pool.bytes_in_use

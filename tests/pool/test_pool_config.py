@@ -40,6 +40,8 @@ def test_bytes_per_token_counts_kv_and_bookkeeping():
         ("backpressure_utilization", 0.0, "backpressure_utilization"),
         ("backpressure_mode", "drop", "backpressure_mode"),
         ("backpressure_wait_s", -1.0, "backpressure_wait_s"),
+        ("eviction_policy", "mru", "eviction_policy must be one of"),
+        ("eviction_half_life_s", 0.0, "eviction_half_life_s"),
     ],
 )
 def test_bad_settings_name_the_field(field, value, fragment):

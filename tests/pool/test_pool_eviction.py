@@ -29,7 +29,7 @@ def touch(pool, tokens):
 
 
 def test_lru_evicts_the_least_recently_used():
-    pool = make_pool(budget_tokens=24)
+    pool = make_pool(budget_tokens=24, eviction_policy="lru")
     a, b, c, d = (segment(100 * k, 8) for k in range(1, 5))
     for tokens in (a, b, c):
         publish(pool, tokens)
@@ -63,7 +63,7 @@ def test_lease_blocks_eviction():
 )
 def test_contents_follow_a_reference_lru_and_never_exceed_the_budget(operations):
     budget_tokens = 30
-    pool = make_pool(budget_tokens=budget_tokens, max_context_tokens=16)
+    pool = make_pool(budget_tokens=budget_tokens, max_context_tokens=16, eviction_policy="lru")
     reference: OrderedDict[int, int] = OrderedDict()  # segment key -> tokens, LRU first
     lengths: dict[int, int] = {}
     for action, key, length in operations:

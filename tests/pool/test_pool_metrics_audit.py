@@ -50,7 +50,7 @@ def test_metrics_and_audit_record_a_scripted_run(tmp_path):
     assert values[("cacheprune_pool_private_tokens_total", ())] == 1
     assert values[("cacheprune_pool_metadata_mismatches_total", ())] == 1
     assert values[("cacheprune_pool_published_entries_total", ())] == 3
-    assert values[("cacheprune_pool_evictions_total", (("reason", "lru"),))] == 1
+    assert values[("cacheprune_pool_evictions_total", (("reason", "budget"),))] == 1
     assert values[("cacheprune_pool_entries", ())] == 2
     assert values[("cacheprune_pool_bytes_in_use", ())] == 16 * BYTES_PER_TOKEN
     assert values[("cacheprune_pool_utilization", ())] == 16 / 20

@@ -79,3 +79,23 @@ def test_an_entry_published_again_after_invalidation_is_found(shared_url):
     clock.now += 1.123456789
     publish(pool, segment(100, 8))
     assert len(hits(pool, segment(100, 8))) == 1
+
+
+def test_entry_restored_after_eviction_is_refused(shared_url):
+    clock = ManualClock()
+    pool = make_pool(16, url=shared_url, clock=clock)  # room for two entries of 8 tokens
+    publish(pool, segment(100, 8))
+    ((name, value),) = stored_values(shared_url).items()
+    for first in (200, 300):
+        clock.now += 1
+        publish(pool, segment(first, 8))
+    assert counter(pool, "cacheprune_pool_evictions_total", reason="budget") == 1
+    assert name not in stored_values(shared_url)
+    overwrite(shared_url, name, value)  # put back before any lookup cleaned its anchors
+    other = make_pool(16, url=shared_url, clock=clock)  # never saw the eviction
+    assert hits(other, segment(100, 8)) == []
+    assert counter(other, "cacheprune_pool_read_misses_total", reason="replayed") == 1
+    assert name not in stored_values(shared_url)  # a voided entry is deleted where met
+    clock.now += 1  # computed and published again: what is new is not void
+    publish(pool, segment(100, 8))
+    assert len(hits(other, segment(100, 8))) == 1

@@ -75,10 +75,11 @@ def test_keys_of_another_type_are_misses_not_faults(valkey_url):
 
 
 def test_quota_counters_preset_for_future_windows_are_ignored(valkey_url):
-    from pool_helpers import BYTES_PER_TOKEN, ManualClock
+    from pool_helpers import ManualClock, token_bytes
 
     clock = ManualClock()
-    pool = make_pool(64, url=valkey_url, clock=clock, tenant_quota_bytes=16 * BYTES_PER_TOKEN)
+    pool = make_pool(64, url=valkey_url, clock=clock,
+                     tenant_quota_bytes=16 * token_bytes(valkey_url))
     client = server_client(valkey_url)
     tag = pool.keys.tenant_tag("tenant-a")
     window = int(clock.now // 60)

@@ -161,3 +161,16 @@ def test_bad_requests_are_refused_without_side_effects(default_model, policy):
     with pytest.raises(ValueError, match="mode must be one of"):
         EngineConfig(mode="everything")  # type: ignore[arg-type]
     assert engine.pool.num_entries == 0 and engine.pool.num_leases == 0
+
+
+@pytest.mark.parametrize(("dtype", "element_bytes"), [("float16", 2), ("float32", 4)])
+def test_the_engine_opens_its_pool_with_its_storage_settings(default_model, policy, tmp_path,
+                                                             dtype, element_bytes):
+    engine = _engine(default_model, policy, pool_url=f"file://{tmp_path / 'pool'}",
+                     pool_key="engine-test-pool-key-0123456789", kv_storage_dtype=dtype,
+                     recompute_tokens_per_s=1500.0)
+    shape = engine.pool.config.kv_shape
+    kv_elements = 2 * shape.num_layers * shape.num_kv_heads * shape.head_dim
+    assert engine.pool.bytes_per_token == kv_elements * element_bytes + 13
+    assert engine.pool.config.recompute_tokens_per_s == 1500.0
+    engine.pool.close()

@@ -1,0 +1,83 @@
+"""The Valkey backend's budget: use ranks, stored sizes and their total, kept on the server.
+
+    cp:r   sorted set: entry name -> use rank (eviction.py)
+    cp:z   hash: entry name -> bytes it counts against the budget
+    cp:b   counter: the sum of cp:z
+
+Every change is one Lua script (valkey_scripts.py), so processes sharing the server keep one
+consistent account. Entries the server removed by itself (PX expiry, its maxmemory policy) stay
+counted until `make_room` meets them or `sweep` runs: the total errs high, so the pool evicts
+early, never late. Calls raise redis errors; the backend turns them into `MediumError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import redis
+
+from cacheprune.pool.config import PoolConfig
+from cacheprune.pool.valkey_scripts import ACCOUNT_ENTRY, FORGET_ENTRY, MAKE_ROOM, USE_ENTRIES
+from cacheprune.retriever import EntryName
+
+RANKS, SIZES, TOTAL = b"cp:r", b"cp:z", b"cp:b"
+ENTRY_PREFIX = b"cp:e:"
+_KEYS = [RANKS, SIZES, TOTAL]
+
+
+def entry_key(name: EntryName) -> bytes:
+    return ENTRY_PREFIX + name.encode()
+
+
+class ValkeyBudget:
+    """One process's calls on the server's budget account."""
+
+    def __init__(self, client: redis.Redis, config: PoolConfig, clock: Callable[[], float]
+                 ) -> None:
+        self._config = config
+        self._clock = clock
+        self._use = client.register_script(USE_ENTRIES)
+        self._account = client.register_script(ACCOUNT_ENTRY)
+        self._forget = client.register_script(FORGET_ENTRY)
+        self._make_room = client.register_script(MAKE_ROOM)
+
+    def use(self, names: list[EntryName], pipe: redis.client.Pipeline | None = None) -> None:
+        """A use of each entry now (queued in `pipe` when given)."""
+        config = self._config
+        half_life = config.eviction_half_life_s if config.eviction_policy == "frequency" else 0
+        self._use(keys=[RANKS], client=pipe,
+                  args=[repr(self._clock()), repr(half_life), *names])
+
+    def account(self, pipe: redis.client.Pipeline, name: EntryName, num_bytes: int) -> None:
+        """Count a new entry, ranked now (queued in `pipe`)."""
+        self._account(keys=_KEYS, client=pipe, args=[name, repr(self._clock()), num_bytes])
+
+    def forget(self, name: EntryName) -> bool:
+        """Delete the entry and uncount it; True if it existed."""
+        return bool(self._forget(keys=[*_KEYS, entry_key(name)], args=[name]))
+
+    def make_room(self, amount: int, *, relative: bool, leased: set[EntryName]
+                  ) -> tuple[int, int, list[EntryName]]:
+        """Evict unleased entries, lowest rank first, until the total is at most `amount`
+        (`relative`: until `amount` bytes are freed). Returns (total, bytes freed, names
+        evicted)."""
+        total, freed, evicted = self._make_room(
+            keys=_KEYS, args=[amount, "1" if relative else "0", ENTRY_PREFIX,
+                              "".join(sorted(leased))])
+        return int(total), int(freed), [EntryName(name.decode("ascii")) for name in evicted]
+
+    def ranks(self, client: redis.Redis, names: list[EntryName]) -> list[float]:
+        """The entries' use ranks (0 for one not counted)."""
+        if not names:
+            return []
+        return [rank or 0.0 for rank in client.zmscore(RANKS, list(map(str, names)))]
+
+    def sweep(self, client: redis.Redis) -> None:
+        """Uncount the entries the server expired or evicted by itself."""
+        counted = [name for name in client.hkeys(SIZES) if isinstance(name, bytes)]
+        pipe = client.pipeline(transaction=False)
+        for name in counted:
+            pipe.exists(ENTRY_PREFIX + name)
+        for name, alive in zip(counted, pipe.execute(), strict=True):
+            if not alive:  # the name as stored, whatever bytes it holds
+                self._forget(keys=[*_KEYS, ENTRY_PREFIX + name], args=[name])
