@@ -63,12 +63,13 @@ class RequestStore(abc.ABC):
                ) -> LookupResult:
         """Reusable parts of a prompt, each leased for `owner`.
 
-        Caller: the scheduler (or `PoolSession.lookup`), once per request (again after a
-        preemption, after releasing the previous leases). `token_ids` is at most
-        `config.max_context_tokens` long (checked by the caller); private tokens are never
-        hashed, compared or matched. Side effects: one lease per returned match, LRU touch,
-        hit/miss counters, one `reuse` audit line per match. A store fault returns an empty
-        result (counted), never raises.
+        Caller: `PoolSession.lookup`, once per request (again after a preemption, after
+        releasing the previous leases), which first counts the request under the publication
+        threshold and passes as private everything no common window covers. `token_ids` is
+        at most `config.max_context_tokens` long (checked by the caller); private tokens are
+        never hashed, compared or matched. Side effects: one lease per returned match, a use
+        of each matched entry (eviction.py), hit/miss counters, one `reuse` audit line per
+        match. A store fault returns an empty result (counted), never raises.
         """
 
     @abc.abstractmethod
