@@ -172,7 +172,7 @@ class Engine:
         return self.monitor.check(request.tenant, request.request_id, answer)
 
     def metrics_text(self) -> str:
-        """The pool's, the engine's and the leak monitor's metrics (Prometheus text format)."""
+        """The pool's, the engine's and both monitors' metrics (Prometheus text format)."""
         parts = [self.pool.metrics_text(), generate_latest(self.registry).decode("utf-8")]
         for monitor in (self.monitor, self.probe_monitor):
             if monitor is not None:
