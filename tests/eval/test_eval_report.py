@@ -191,3 +191,34 @@ def test_paired_speedup_over_warm_requests_by_hand(tmp_path):
     report = write_report([reference, shared], tmp_path, meta).read_text()
     assert "2 of 5 requests are cold" in report
     assert (tmp_path / "summary.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_attacked_only_system_is_in_the_privacy_section_not_the_table(tmp_path):
+    """A system attacked without serving the workload (the demo's unsafe cache): no row in
+    the performance table, its attack figures in the targets and the privacy section."""
+    results = _systems()
+    control = SystemResult("global_prefix (unsafe)", served=False)
+    control.attacks = _attacks(num_values=10, num_recovered=10, num_masked=0)
+    control.attacks.prober_flagged = [True]
+    results.append(control)
+    assert control.summary()["values_recovered"] == 1.0
+    assert "global_prefix" not in markdown_table(results)
+    rows = [row for row in target_rows(results) if row[1] == "global_prefix (unsafe)"]
+    assert rows and rows[0][3] == "met"  # the positive control: it lost every value
+    meta = {"dataset": "d", "num_requests": 3, "num_tenants": 1, "num_documents": 1,
+            "model_id": "m", "private_fraction": 0.1}
+    report = write_report(results, tmp_path, meta).read_text()
+    assert "10 of 10 values recovered" in report
+    assert "not served (attacked only) | n/a | 1 of 1 attacks" in report
+
+
+def test_requests_before_reuse_per_document():
+    system = SystemResult("s", [
+        _request(1.0, 100, 0, 0, 0, 0.5, (70, 0, False)),
+        _request(1.1, 100, 0, 0, 0, 0.5, (70, 0, True)),
+        _request(1.2, 100, 0, 60, 0, 0.5, (70, 60, True)),
+        _request(1.3, 100, 0, 0, 0, 0.5, (70, 0, False)),
+    ])
+    for request, doc in zip(system.requests, ("a", "a", "a", "b"), strict=True):
+        request.doc_id = doc
+    assert system.requests_before_reuse() == {"a": 2, "b": None}
