@@ -41,7 +41,7 @@ def test_vllm_context_is_the_models_whole_only_when_a_prompt_needs_it():
         engine_context(8193, 8192)
 
 
-def test_the_demo_arguments_parse_and_attack_only_served_systems():
+def test_the_demo_arguments_parse_and_serve_six_tenants_per_document():
     # `make demo`'s DEMO_ARGS (continued lines joined) as the shell hands them to the eval.
     makefile = (Path(__file__).parents[2] / "Makefile").read_text()
     block = makefile.split("DEMO_ARGS ?=", 1)[1]
@@ -50,11 +50,13 @@ def test_the_demo_arguments_parse_and_attack_only_served_systems():
         lines.append(line.rstrip("\\").strip())
         if not line.endswith("\\"):
             break
-    args = _parser().parse_args(["--dataset", "default", "--max-words", "0",
-                                 *shlex.split(" ".join(lines))])
+    args = _parser().parse_args(["--dataset", "default", *shlex.split(" ".join(lines))])
     assert "no_sharing" in args.systems and "cacheprune_isolated" in args.systems
     assert PAPER_BASELINE in args.systems  # the target is checked in both publish modes
-    # The runner attacks only systems it served: an attacked system must be among them.
     assert set(args.attack_systems) == {"global_prefix (unsafe)", "cacheprune_isolated"}
-    assert set(args.attack_systems) <= set(args.systems)
-    assert args.dictionary_oracles == ["hits"] and args.queries_per_doc == 4
+    # the unsafe cache is the attacks' positive control only: attacked, not served
+    assert "global_prefix (unsafe)" not in args.systems
+    assert args.dictionary_oracles == ["hits"]
+    # enough tenants per document for warm requests under the default threshold (3)
+    per_document = args.queries_per_doc * args.tenants_per_query
+    assert args.tenants >= per_document == 6 and args.publish_threshold == 3

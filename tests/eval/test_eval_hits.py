@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from cacheprune.detectors import load_policy
-from cacheprune.serving import Engine, SamplingParams
+from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from cacheprune.serving.prompt import render_prompt
 from eval.data import load_documents, project_data_dir
 from eval.hits import count_document_hits, document_token_mask
@@ -39,7 +39,7 @@ def test_second_tenant_hits_are_counted_on_document_tokens(default_model):
     model, tokenizer = default_model
     first, second = _requests()[:2]
     assert first.tenant != second.tenant and first.doc_id == second.doc_id
-    engine = Engine(model, tokenizer, load_policy())
+    engine = Engine(model, tokenizer, load_policy(), EngineConfig(publish_threshold=1))
     params = SamplingParams(max_new_tokens=1)
     cold = engine.generate(first.tenant, first.messages, params)
     warm = engine.generate(second.tenant, second.messages, params)

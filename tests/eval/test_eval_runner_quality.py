@@ -20,7 +20,9 @@ def test_teacher_forced_agreement_on_a_real_workload(default_model):
         num_tenants=3, max_document_words=300, queries_per_document=1, tenants_per_query=3))
     systems = {
         # listed first on purpose: the reference must still serve each request first
-        "cacheprune_isolated": EngineConfig(mode="cacheprune", publish_mode="isolated"),
+        # k = 1: three tenants, and the second and third requests are warm
+        "cacheprune_isolated": EngineConfig(mode="cacheprune", publish_mode="isolated",
+                                            publish_threshold=1),
         "no_sharing": EngineConfig(mode="no_sharing"),
         # one prefix cache per tenant, three tenants: nothing reused, the same full prefill
         "tenant_prefix": EngineConfig(mode="tenant_prefix"),

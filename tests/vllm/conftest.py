@@ -52,7 +52,7 @@ class Tenant:
 ALICE = Tenant("Alice Moreau", "tenant-alice", "alice.moreau@example.com", "415-555-0142")
 BOB = Tenant("Bob Okafor", "tenant-bob", "bob.okafor@example.org", "212-555-0199")
 CARLA = Tenant("Carla Diaz", "tenant-carla", "carla.diaz@example.net", "303-555-0123")
-DAN = Tenant("Dan Whitaker", "tenant-dan", "dan.whitaker@example.com", "617-555-0171")
+DAN = Tenant("Dan Whitaker", "tenant-dan", "dan.whitaker@whitaker.example", "617-555-0171")
 
 
 def public_document(variant: str, index: int = 0, num_words: int = 800,
