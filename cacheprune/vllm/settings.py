@@ -35,6 +35,13 @@ class ConnectorSettings(BaseModel):
     declares public (not scanned by the detectors, like the own engine's `public_ranges`) from
     the request's `kv_transfer_params` (`PUBLIC_RANGES_KEY`); off by default, since a client
     that can set `kv_transfer_params` could declare its own private details public.
+    `max_prefill_tokens_per_step`: the prompt tokens cacheprune prefills in one step; a prompt
+    beyond them waits for the next step (one prompt always goes), so that simultaneous
+    arrivals get their first tokens one step after another rather than all after the last
+    one's prefill, and the decoding of running requests goes on between them.
+    `detection_thread`: detect private tokens in a background thread of the scheduler's
+    process, off vLLM's scheduling loop (a prompt is admitted at the first step after its
+    detection is done); off: in the loop, when vLLM first considers the prompt.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -50,6 +57,8 @@ class ConnectorSettings(BaseModel):
     audit_log: str | None = None  # the pool's audit log (JSON lines)
     request_log: str | None = None  # one JSON line per prefill: what the pool served
     accept_public_ranges: bool = False
+    max_prefill_tokens_per_step: int = Field(default=2048, ge=1)
+    detection_thread: bool = True
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:
