@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cacheprune import defaults
 
 TenantSource = Literal["cache_salt", "none"]
+PublisherWeights = Literal["copy", "shared"]
 # The key of a request's `kv_transfer_params` that holds its public ranges: a list of
 # [start, end) character offsets into the prompt's text (`accept_public_ranges`).
 PUBLIC_RANGES_KEY = "cacheprune_public_ranges"
@@ -42,6 +43,12 @@ class ConnectorSettings(BaseModel):
     `detection_thread`: detect private tokens in a background thread of the scheduler's
     process, off vLLM's scheduling loop (a prompt is admitted at the first step after its
     detection is done); off: in the loop, when vLLM first considers the prompt.
+    `publisher_weights`: what the worker's publisher thread computes with. "copy": its own
+    float32 copy of the model's weights, read from the model's folder at start-up (memory: the
+    weights once more), so that it never waits for vLLM's layers nor holds them; falls back
+    to "shared" if the folder cannot be read that way. "shared": vLLM's own layers, taken in
+    turns with the engine's steps (`model_turns`): no extra memory, but under load it gets
+    them only between steps and publishes late.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -59,6 +66,7 @@ class ConnectorSettings(BaseModel):
     accept_public_ranges: bool = False
     max_prefill_tokens_per_step: int = Field(default=2048, ge=1)
     detection_thread: bool = True
+    publisher_weights: PublisherWeights = "copy"
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:
