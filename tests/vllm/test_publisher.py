@@ -134,3 +134,23 @@ def test_a_publisher_layer_call_waits_for_the_step():
         model_turns.release_after_step()
     thread.join()
     assert calls == ["MainThread"] + ["publisher"] * 3  # in chunks of PUBLISHER_ROWS rows
+
+
+def test_the_publishers_copy_of_the_weights_is_the_own_engines_model(engine, tmp_path):
+    import dataclasses
+
+    import torch
+
+    from cacheprune.models import converted_folder, read_config
+    from cacheprune.vllm.startup import publishing_copy
+
+    folder = converted_folder()
+    config = dataclasses.replace(read_config(folder),
+                                 max_context=engine.model.config.max_context)
+    strategy = publishing_copy(folder, config, engine.model.model_id, engine, engine.tokenizer)
+    assert strategy is not None and strategy.model is not engine.model
+    ids = torch.arange(100, 160)
+    assert torch.equal(strategy.model.logits(ids), engine.model.logits(ids))
+    # A folder it cannot read: None, and the publisher uses vLLM's layers instead.
+    assert publishing_copy(tmp_path, config, engine.model.model_id, engine,
+                           engine.tokenizer) is None
