@@ -83,9 +83,8 @@ class SchedulerSide:
         num_external = max(int(request.num_tokens) - 1 - num_computed_tokens, 0)
         if num_external == 0 or request.request_id in self._granted:
             return num_external
-        num_tokens = int(request.num_tokens)
-        if self._granted and \
-                self._step_tokens + num_tokens > self._settings.max_prefill_tokens_per_step:
+        num_tokens, budget = int(request.num_tokens), self._settings.max_prefill_tokens_per_step
+        if budget is not None and self._granted and self._step_tokens + num_tokens > budget:
             return None
         self._granted.add(request.request_id)
         self._step_tokens += num_tokens

@@ -39,7 +39,9 @@ class ConnectorSettings(BaseModel):
     `max_prefill_tokens_per_step`: the prompt tokens cacheprune prefills in one step; a prompt
     beyond them waits for the next step (one prompt always goes), so that simultaneous
     arrivals get their first tokens one step after another rather than all after the last
-    one's prefill, and the decoding of running requests goes on between them.
+    one's prefill, and the decoding of running requests goes on between them. None (the
+    default): no limit, every prompt vLLM schedules goes (a load run did not show the limit
+    paying; docs/vllm.md).
     `detection_thread`: detect private tokens in a background thread of the scheduler's
     process, off vLLM's scheduling loop (a prompt is admitted at the first step after its
     detection is done); off: in the loop, when vLLM first considers the prompt.
@@ -64,7 +66,7 @@ class ConnectorSettings(BaseModel):
     audit_log: str | None = None  # the pool's audit log (JSON lines)
     request_log: str | None = None  # one JSON line per prefill: what the pool served
     accept_public_ranges: bool = False
-    max_prefill_tokens_per_step: int = Field(default=2048, ge=1)
+    max_prefill_tokens_per_step: int | None = Field(default=None, ge=1)
     detection_thread: bool = True
     publisher_weights: PublisherWeights = "copy"
 
