@@ -8,11 +8,12 @@ each prompt's last token; a step that prefills has it before), `end_step` after 
 `take_report` and `take_failed_blocks`.
 
 A request's publication (annotate, isolated KV, stage) and its settling (commit or abort) run
-in the publisher thread (`publisher`), whose calls into vLLM's layers take turns with the
-steps (`model_turns`). At most MAX_WAITING_PUBLICATIONS wait or run; a request beyond them is
-not published (counted in the figures as `dropped`): a later request with the same document
-publishes it. A publication is published or discarded when the scheduler's verdict on how the
-request ended arrives; every request with a publication is settled exactly once.
+in the publisher thread (`publisher`), over its own copy of the weights or, failing that,
+over vLLM's layers in turns with the steps (`model_turns`). At most MAX_WAITING_PUBLICATIONS
+wait or run; a request beyond them is not published (counted in the figures as `dropped`): a
+later request with the same document publishes it. A publication is published or discarded
+when the scheduler's verdict on how the request ended arrives; every request with a
+publication is settled exactly once.
 """
 
 from __future__ import annotations
