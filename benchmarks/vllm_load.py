@@ -16,8 +16,13 @@ Contenders, each its own server (one at a time), all with the same CPU settings
 - unsalted:  plain vLLM, no salt (tenants hit each other's prefix blocks: unsafe; its
   profile-first prompts share almost nothing anyway).
 
-Printed side by side: TTFT p50/p90, end-to-end p50, decode ms per token (after the first),
-requests per second, and salted / connector ratios.
+With `--base-tree DIR` (a checkout of another revision, e.g. `git worktree add DIR main`), the
+contender `base` is the connector as that revision has it (its own server, PYTHONPATH=DIR): a
+before/after comparison paired in one run.
+
+Printed side by side: TTFT p50/p90, end-to-end p50, cold end-to-end (the median over each
+document's first request of the level: nothing to reuse, its publication still to run), decode
+ms per token (after the first), requests per second, and salted / connector ratios.
 
     python benchmarks/vllm_load.py [--requests 24] [--concurrency 1,4,8]
     python benchmarks/vllm_load.py --requests 3 --concurrency 1,2 --doc-words 150 \\
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import secrets
@@ -53,6 +59,7 @@ DOCUMENTS = Path(__file__).resolve().parent.parent / "datasets" / "default" / \
     "default_grouped.jsonl"
 QUESTION = "Question: what is the purpose of this document? Answer:"
 CONTENDERS = ("connector", "salted", "unsalted")
+CONNECTORS = ("connector", "base")  # each its own server; `base` runs --base-tree's code
 FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
 LAST_NAMES = ("Moreau", "Okafor", "Diaz", "Volkov", "Lindqvist", "Haddad", "Brandt", "Sato")
 
@@ -62,6 +69,7 @@ class Sample:
     ttft_s: float
     e2e_s: float
     num_tokens: int
+    cold: bool = False  # the first request about its document at this level
 
 
 def tenant_profile(index: int) -> str:
@@ -91,7 +99,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(contender: str, work_dir: Path) -> Iterator[str]:
+def server(contender: str, work_dir: Path, base_tree: str | None = None) -> Iterator[str]:
     """The OpenAI server of one contender, on a free loopback port; stopped on exit."""
     from cacheprune.models import converted_folder
 
@@ -100,15 +108,20 @@ def server(contender: str, work_dir: Path) -> Iterator[str]:
                "--model", str(converted_folder()), "--served-model-name", "smollm2",
                "--dtype", "float32", "--enforce-eager", "--max-model-len", "4096",
                "--host", "127.0.0.1", "--port", str(port)]
-    if contender == "connector":
-        extra = {"pool_url": f"file://{work_dir / 'pool'}", "request_log":
-                 str(work_dir / "requests.jsonl")}
+    env = {**os.environ, **ENV}
+    if contender == "base":
+        if base_tree is None:
+            sys.exit("the contender 'base' needs --base-tree")
+        env["PYTHONPATH"] = base_tree
+    if contender in CONNECTORS:
+        extra = {"pool_url": f"file://{work_dir / ('pool-' + contender)}", "request_log":
+                 str(work_dir / f"requests-{contender}.jsonl")}
         command += ["--tokenizer-mode", "cacheprune", "--kv-transfer-config", json.dumps({
             "kv_connector": "CachePruneConnector", "kv_role": "kv_both",
             "kv_load_failure_policy": "recompute", "kv_connector_extra_config": extra})]
     log_path = work_dir / f"{contender}.log"
     with log_path.open("w") as log:
-        process = subprocess.Popen(command, env={**os.environ, **ENV}, stdout=log,
+        process = subprocess.Popen(command, env=env, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         base = f"http://127.0.0.1:{port}"
         try:
@@ -160,8 +173,10 @@ async def run_level(base: str, contender: str, concurrency: int, args: argparse.
 
     async def client_loop(client: httpx.AsyncClient) -> None:
         while queue:
+            index = args.requests - len(queue)
             prompt, salt = queue.pop(0)
-            samples.append(await one_request(client, base, prompt, salt, args.new_tokens))
+            sample = await one_request(client, base, prompt, salt, args.new_tokens)
+            samples.append(dataclasses.replace(sample, cold=index < args.documents))
 
     start = time.perf_counter()
     async with httpx.AsyncClient(timeout=600) as client:
@@ -175,6 +190,8 @@ def figures(samples: list[Sample], wall_s: float) -> dict[str, float]:
     return {"ttft_p50": statistics.median(ttfts),
             "ttft_p90": ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))],
             "e2e_p50": statistics.median(s.e2e_s for s in samples),
+            "cold_e2e": statistics.median(s.e2e_s for s in samples if s.cold)
+            if any(s.cold for s in samples) else float("nan"),
             "decode_ms": 1000 * statistics.median(decode) if decode else float("nan"),
             "req_s": len(samples) / wall_s}
 
@@ -182,21 +199,25 @@ def figures(samples: list[Sample], wall_s: float) -> dict[str, float]:
 def report(results: dict[tuple[str, int], dict[str, float]], contenders: list[str],
            levels: list[int]) -> None:
     print(f"\n{'conc':>4} {'contender':<10} {'TTFT p50':>9} {'p90':>7} {'e2e p50':>8} "
-          f"{'decode ms/tok':>14} {'req/s':>7}")
+          f"{'cold e2e':>8} {'decode ms/tok':>14} {'req/s':>7}")
     for level in levels:
         for contender in contenders:
             row = results[(contender, level)]
             print(f"{level:>4} {contender:<10} {row['ttft_p50']:>8.2f}s {row['ttft_p90']:>7.2f} "
-                  f"{row['e2e_p50']:>8.2f} {row['decode_ms']:>14.0f} {row['req_s']:>7.3f}")
-    if {"connector", "salted"} <= set(contenders):
-        print("\nsalted / connector: TTFT p50, throughput (connector / salted)")
-        for level in levels:
-            ours, salted = results[("connector", level)], results[("salted", level)]
-            print(f"  concurrency {level}: TTFT {salted['ttft_p50'] / ours['ttft_p50']:.2f}x, "
-                  f"throughput {ours['req_s'] / salted['req_s']:.2f}x")
+                  f"{row['e2e_p50']:>8.2f} {row['cold_e2e']:>8.2f} {row['decode_ms']:>14.0f} "
+                  f"{row['req_s']:>7.3f}")
+    for connector in (c for c in CONNECTORS if c in contenders):
+        if "salted" in contenders:
+            print(f"\nsalted / {connector}: TTFT p50, throughput ({connector} / salted)")
+            for level in levels:
+                ours, salted = results[(connector, level)], results[("salted", level)]
+                print(f"  concurrency {level}: TTFT "
+                      f"{salted['ttft_p50'] / ours['ttft_p50']:.2f}x, throughput "
+                      f"{ours['req_s'] / salted['req_s']:.2f}x, cold end-to-end "
+                      f"{ours['cold_e2e'] / salted['cold_e2e']:.2f}x salted's")
         first, last = levels[0], levels[-1]
-        ours_first, ours_last = results[("connector", first)], results[("connector", last)]
-        print(f"connector, concurrency {last} / {first}: TTFT p50 "
+        ours_first, ours_last = results[(connector, first)], results[(connector, last)]
+        print(f"{connector}, concurrency {last} / {first}: TTFT p50 "
               f"{ours_last['ttft_p50'] / ours_first['ttft_p50']:.2f}x, decode per token "
               f"{ours_last['decode_ms'] / ours_first['decode_ms']:.2f}x")
 
@@ -209,7 +230,9 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=3)
     parser.add_argument("--doc-words", type=int, default=1200)
     parser.add_argument("--new-tokens", type=int, default=16)
-    parser.add_argument("--contenders", default=",".join(CONTENDERS))
+    parser.add_argument("--contenders", default=",".join(CONTENDERS),
+                        help=f"of {', '.join(CONTENDERS + CONNECTORS[1:])}")
+    parser.add_argument("--base-tree", help="source tree of the contender 'base'")
     args = parser.parse_args()
     levels = [int(level) for level in args.concurrency.split(",")]
     contenders = args.contenders.split(",")
@@ -218,12 +241,14 @@ def main() -> None:
     work_dir = Path(tempfile.mkdtemp(prefix="cacheprune-load-", dir=shm))
     results: dict[tuple[str, int], dict[str, float]] = {}
     try:
-        plain = [c for c in contenders if c != "connector"]
+        plain = [c for c in contenders if c not in CONNECTORS]
         # NOTE: salted and unsalted share one plain server: the salt is per request.
-        for group in (["connector"] if "connector" in contenders else [], plain):
+        groups = [[c] for c in contenders if c in CONNECTORS] + [plain]
+        for group in groups:
             if not group:
                 continue
-            with server(group[0] if group == ["connector"] else "plain", work_dir) as base:
+            name = group[0] if group[0] in CONNECTORS else "plain"
+            with server(name, work_dir, args.base_tree) as base:
                 for contender in group:
                     for level in levels:
                         samples, wall_s = asyncio.run(run_level(base, contender, level, args))

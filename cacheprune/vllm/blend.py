@@ -19,7 +19,7 @@ import torch
 
 from cacheprune.engine.plan import PrefillPlan, PrefillResult, ReusedSpan
 from cacheprune.pool import PoolSession, Scope
-from cacheprune.serving import Engine, ServedRequest
+from cacheprune.serving import Engine, ServedRequest, SharingStrategy
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
 
@@ -59,8 +59,12 @@ class PendingPublication:
 
 
 class Blender:
-    def __init__(self, engine: Engine) -> None:
+    """`publishing`: the strategy that publishes, when it is not the engine's own (the same
+    strategy over another copy of the weights: the connector's publisher thread)."""
+
+    def __init__(self, engine: Engine, publishing: SharingStrategy | None = None) -> None:
         self._engine = engine
+        self._publishing = publishing or engine.strategy
         self._device = engine.model.inv_freq.device
 
     def prefill(self, order: PrefillOrder, local_keys: torch.Tensor | None,
@@ -93,8 +97,8 @@ class Blender:
         session = stack.enter_context(engine.pool.session(order.request_id,
                                                           self._scope(order)))
         with stack:
-            published = engine.strategy.publish(_served_request(order), session,
-                                                prefilled.result)
+            published = self._publishing.publish(_served_request(order), session,
+                                                 prefilled.result)
             if not published:
                 return None
             staged = {p.segment_hash: p.num_tokens for p in published}

@@ -111,6 +111,14 @@ class CachePruneConnector(KVConnectorBase_V1):
         assert self._worker is not None
         self._worker.register(kv_caches)
 
+    def bind_connector_metadata(self, connector_metadata: KVConnectorMetadata) -> None:
+        super().bind_connector_metadata(connector_metadata)
+        if self._worker is not None:
+            # NOTE: bound before the step's forward pass, which vLLM runs before start_load_kv
+            # in a step without synchronous loads (a decode step): the step's turn on vLLM's
+            # layers starts here (model_turns).
+            self._worker.hold_step()
+
     def start_load_kv(self, forward_context: ForwardContext, **kwargs: Any) -> None:
         assert self._worker is not None
         metadata = self._get_connector_metadata()
@@ -176,7 +184,8 @@ class CachePruneConnector(KVConnectorBase_V1):
         assert self._scheduler is not None
         cached = scheduler_output.scheduled_cached_reqs
         admits = bool(scheduler_output.scheduled_new_reqs) or bool(cached.resumed_req_ids)
-        return CachePruneMetadata(self._scheduler.build_orders(admits))
+        computes = int(getattr(scheduler_output, "total_num_scheduled_tokens", 1)) > 0
+        return CachePruneMetadata(self._scheduler.build_orders(admits, computes))
 
     def update_connector_output(self, connector_output: KVConnectorOutput) -> None:
         assert self._scheduler is not None

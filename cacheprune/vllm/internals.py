@@ -35,7 +35,7 @@ from vllm.model_executor.models.qwen2 import Qwen2ForCausalLM
 from cacheprune.engine.model import Block, Transformer
 from cacheprune.engine.rope import inverse_frequencies
 from cacheprune.models import ModelConfig
-from cacheprune.vllm import MODEL_CLASSES
+from cacheprune.vllm import MODEL_CLASSES, model_turns
 from cacheprune.vllm.kv_layout import TileLayout, layout_from_markers
 
 _LOADED: list[weakref.ref[nn.Module]] = []
@@ -83,6 +83,9 @@ class _LinearCall(nn.Module):
         self.layer = layer
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return model_turns.call_layer(self._plain, x)
+
+    def _plain(self, x: torch.Tensor) -> torch.Tensor:
         out, bias = self.layer(x)
         return out if bias is None else out + bias
 
@@ -92,10 +95,14 @@ class _LogitsCall(nn.Module):
 
     def __init__(self, vllm_model: Any) -> None:
         super().__init__()
-        self._compute_logits = vllm_model.compute_logits  # a bound method: no module cycle
+        # NOTE: vLLM's own compute_logits takes turns with the publisher thread (see
+        # model_turns); this view calls the original (a bound method: no module cycle).
+        model_turns.guard_logits(vllm_model)
+        self._compute_logits = model_turns.unguarded_logits(vllm_model)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        logits = self._compute_logits(hidden.reshape(-1, hidden.shape[-1]))
+        logits = model_turns.call_layer(self._compute_logits,
+                                        hidden.reshape(-1, hidden.shape[-1]))
         return logits.reshape(*hidden.shape[:-1], -1)
 
 

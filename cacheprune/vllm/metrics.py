@@ -5,6 +5,7 @@
     cacheprune:prompt_tokens_total{source="computed"}   prompt tokens cacheprune computed
     cacheprune:recomputed_tokens_total                  pooled tokens recomputed (marks)
     cacheprune:published_tokens_total                   tokens published to the pool
+    cacheprune:dropped_publications_total               publications not run: too many waited
 
 vLLM counts every prompt token the connector supplies as an external prefix-cache hit
 (`vllm:external_prefix_cache_hits`): the pooled and the computed ones alike.
@@ -21,7 +22,7 @@ from vllm.distributed.kv_transfer.kv_connector.v1.metrics import (
 )
 from vllm.v1.metrics.utils import create_metric_per_engine
 
-FIGURES = ("pool", "computed", "recomputed", "published")
+FIGURES = ("pool", "computed", "recomputed", "published", "dropped")
 
 
 @dataclass
@@ -43,7 +44,8 @@ class CachePruneStats(KVConnectorStats):
         return self
 
     def reduce(self) -> dict[str, int | float]:
-        return {f"cacheprune_{figure}_tokens": self.data[figure] for figure in FIGURES}
+        return {("cacheprune_dropped_publications" if figure == "dropped"
+                 else f"cacheprune_{figure}_tokens"): self.data[figure] for figure in FIGURES}
 
     def is_empty(self) -> bool:
         return not any(self.data.values())
@@ -66,6 +68,10 @@ class CachePrunePromMetrics(KVConnectorPromMetrics):
             name="cacheprune:published_tokens",
             documentation="Tokens the CachePruneConnector published to the shared pool",
             labelnames=labelnames)
+        dropped = self._counter_cls(
+            name="cacheprune:dropped_publications",
+            documentation="Requests whose publication was dropped (too many were waiting)",
+            labelnames=labelnames)
         self._counters: dict[str, dict[int, Any]] = {
             "pool": {i: prompt_tokens.labels(*values, "pool")
                      for i, values in per_engine_labelvalues.items()},
@@ -73,6 +79,7 @@ class CachePrunePromMetrics(KVConnectorPromMetrics):
                          for i, values in per_engine_labelvalues.items()},
             "recomputed": create_metric_per_engine(recomputed, per_engine_labelvalues),
             "published": create_metric_per_engine(published, per_engine_labelvalues),
+            "dropped": create_metric_per_engine(dropped, per_engine_labelvalues),
         }
 
     def observe(self, transfer_stats_data: dict[str, Any], engine_idx: int = 0) -> None:

@@ -41,11 +41,13 @@ class PrefillOrder:
 class StepOrders:
     """One step's orders. `verdicts`: requests that ended since the last step, with whether
     they ended well (their staged segments are published) or not (discarded). `admits`: the
-    step starts a request (new or resumed), whose first token it may produce."""
+    step starts a request (new or resumed), whose first token it may produce. `computes`: the
+    step runs a forward pass (false: vLLM steps only for the connector)."""
 
     prefills: list[PrefillOrder] = field(default_factory=list)
     verdicts: dict[str, bool] = field(default_factory=dict)
     admits: bool = False
+    computes: bool = True
 
 
 @dataclass(slots=True)

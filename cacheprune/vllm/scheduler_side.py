@@ -8,8 +8,11 @@ segments wherever they match.
 
 Calling contract (vLLM's scheduler, one thread, in the engine-core process):
 - `matched_tokens` when a waiting request is considered, possibly several times, and again
-  after a preemption. Side effects: it memoizes the prompt's mask, forgotten in `finished`;
-  nothing else (no pool access, no lease).
+  after a preemption. Side effects: it memoizes the prompt's mask, forgotten in `finished`,
+  and counts the step's prefill tokens (`max_prefill_tokens_per_step`: None, "not this step",
+  beyond them); with `detection_thread` on, the first call starts the prompt's detection in
+  a background thread and answers None ("ask again") until it is done; nothing else (no pool
+  access, no lease).
 - `after_alloc` once the request's blocks are allocated for this step (it will run).
 - `build_orders` once per step.
 - `worker_reported` with each step's worker report.
@@ -26,6 +29,7 @@ from typing import Any
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
+from cacheprune.vllm.detection_thread import PENDING, DetectionThread
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
 from cacheprune.vllm.prompt_mask import mask_prompt, parse_public_ranges
 from cacheprune.vllm.salts import salt_problem
@@ -61,23 +65,59 @@ class SchedulerSide:
         self._verdicts: dict[str, bool] = {}  # ended, verdict not yet sent
         self._unsettled: set[str] = set()  # publication ordered, worker not done with it
         self._warned_unsalted = False
+        self._step_tokens = 0  # prompt tokens granted a prefill in the step being scheduled
+        self._granted: set[str] = set()
+        self._detection: DetectionThread[_Admission] | None = \
+            DetectionThread() if settings.detection_thread else None
 
     # ---- admission -----------------------------------------------------------------------
 
-    def matched_tokens(self, request: Any, num_computed_tokens: int) -> int:
+    def matched_tokens(self, request: Any, num_computed_tokens: int) -> int | None:
         """Tokens beyond `num_computed_tokens` (vLLM's own prefix hit) that cacheprune will
-        supply: every token but the last, or 0 when cacheprune leaves the prompt to vLLM."""
-        if self._admit(request) is None:
+        supply: every token but the last, or 0 when cacheprune leaves the prompt to vLLM;
+        None when this step's prefill tokens are spent (vLLM asks again next step)."""
+        admission = self._admit(request)
+        if admission is PENDING:
+            return None
+        if admission is None:
             return 0
-        return max(int(request.num_tokens) - 1 - num_computed_tokens, 0)
+        num_external = max(int(request.num_tokens) - 1 - num_computed_tokens, 0)
+        if num_external == 0 or request.request_id in self._granted:
+            return num_external
+        num_tokens, budget = int(request.num_tokens), self._settings.max_prefill_tokens_per_step
+        if budget is not None and self._granted and self._step_tokens + num_tokens > budget:
+            return None
+        self._granted.add(request.request_id)
+        self._step_tokens += num_tokens
+        return num_external
 
-    def _admit(self, request: Any) -> _Admission | None:
+    def _admit(self, request: Any) -> _Admission | None | object:
+        """The request's admission; PENDING while its detection runs in the thread."""
         request_id = request.request_id
-        if request_id not in self._admissions:
-            self._admissions[request_id] = self._admission(request)
-        return self._admissions[request_id]
+        if request_id in self._admissions:
+            return self._admissions[request_id]
+        if self._detection is None:
+            admission = self._admission(request)
+        else:
+            eligible = self._eligible(request)
+            if eligible is None:
+                admission = None
+            else:
+                found = self._detection.poll(request_id, lambda: self._masked(*eligible))
+                if found is PENDING:
+                    return PENDING
+                admission = found  # type: ignore[assignment]
+        self._admissions[request_id] = admission
+        return admission
 
     def _admission(self, request: Any) -> _Admission | None:
+        eligible = self._eligible(request)
+        return None if eligible is None else self._masked(*eligible)
+
+    def _eligible(self, request: Any
+                  ) -> tuple[str, str, tuple[int, ...], list[tuple[int, int]]] | None:
+        """(request id, tenant, prompt, declared public ranges) of a prompt cacheprune may
+        compute, before detection; None when vLLM computes it alone."""
         prompt = request.prompt_token_ids
         if not prompt or getattr(request, "mm_features", None) \
                 or getattr(request, "prompt_embeds", None) is not None \
@@ -93,16 +133,26 @@ class SchedulerSide:
                         "probing; vLLM computes it alone", request.request_id)
             return None
         try:
-            masked = mask_prompt(prompt, self._tokenizer, self._policy,
-                                 self._public_ranges(request))
+            public_ranges = self._public_ranges(request)
         except ValueError as error:
             logger.warning("cacheprune: request %s declares bad public ranges (%s); vLLM "
                            "computes it alone", request.request_id, error)
             return None
+        return request.request_id, tenant, tuple(int(t) for t in prompt), public_ranges
+
+    def _masked(self, request_id: str, tenant: str, prompt: tuple[int, ...],
+                public_ranges: list[tuple[int, int]]) -> _Admission | None:
+        """Detection (the costly part): runs in the detection thread when it is on."""
+        try:
+            masked = mask_prompt(prompt, self._tokenizer, self._policy, public_ranges)
+        except ValueError as error:
+            logger.warning("cacheprune: request %s declares bad public ranges (%s); vLLM "
+                           "computes it alone", request_id, error)
+            return None
         if masked.failed_closed:
             logger.info("cacheprune: request %s is private as a whole (detection failed "
                         "closed or its token ids do not re-encode); vLLM computes it alone",
-                        request.request_id)
+                        request_id)
             return None
         return _Admission(tenant, tuple(bool(flag) for flag in masked.private),
                           tuple(bool(flag) for flag in masked.declared_public))
@@ -158,10 +208,13 @@ class SchedulerSide:
 
     # ---- per step ------------------------------------------------------------------------
 
-    def build_orders(self, admits: bool = False) -> StepOrders:
-        """This step's orders; `admits`: the step starts a request (new or resumed)."""
-        orders = StepOrders(self._orders, self._verdicts, admits or bool(self._orders))
+    def build_orders(self, admits: bool = False, computes: bool = True) -> StepOrders:
+        """This step's orders; `admits`: the step starts a request (new or resumed);
+        `computes`: it runs a forward pass."""
+        orders = StepOrders(self._orders, self._verdicts, admits or bool(self._orders),
+                            computes or bool(self._orders))
         self._orders, self._verdicts = [], {}
+        self._step_tokens, self._granted = 0, set()
         return orders
 
     def worker_reported(self, report: WorkerReport) -> None:
@@ -175,8 +228,10 @@ class SchedulerSide:
     @property
     def num_tracked_requests(self) -> int:
         """Requests the scheduler side holds any state for (for leak checks)."""
-        return len(set(self._admissions) | self._prefilled | self._unsettled
-                   | set(self._verdicts) | {order.request_id for order in self._orders})
+        detecting = 0 if self._detection is None else self._detection.num_running
+        return detecting + len(set(self._admissions) | self._prefilled | self._unsettled
+                               | set(self._verdicts)
+                               | {order.request_id for order in self._orders})
 
     # ---- end of a request ----------------------------------------------------------------
 
@@ -184,6 +239,8 @@ class SchedulerSide:
         """Every end of a request: forget it; tell the worker whether to publish."""
         request_id = request.request_id
         self._admissions.pop(request_id, None)
+        if self._detection is not None:
+            self._detection.forget(request_id)
         self._orders = [order for order in self._orders if order.request_id != request_id]
         if request_id not in self._prefilled:
             return

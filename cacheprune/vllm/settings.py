@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cacheprune import defaults
 
 TenantSource = Literal["cache_salt", "none"]
+PublisherWeights = Literal["copy", "shared"]
 # The key of a request's `kv_transfer_params` that holds its public ranges: a list of
 # [start, end) character offsets into the prompt's text (`accept_public_ranges`).
 PUBLIC_RANGES_KEY = "cacheprune_public_ranges"
@@ -38,6 +39,21 @@ class ConnectorSettings(BaseModel):
     declares public (not scanned by the detectors, like the own engine's `public_ranges`) from
     the request's `kv_transfer_params` (`PUBLIC_RANGES_KEY`); off by default, since a client
     that can set `kv_transfer_params` could declare its own private details public.
+    `max_prefill_tokens_per_step`: the prompt tokens cacheprune prefills in one step; a prompt
+    beyond them waits for the next step (one prompt always goes), so that simultaneous
+    arrivals get their first tokens one step after another rather than all after the last
+    one's prefill, and the decoding of running requests goes on between them. None (the
+    default): no limit, every prompt vLLM schedules goes (a load run did not show the limit
+    paying; docs/vllm.md).
+    `detection_thread`: detect private tokens in a background thread of the scheduler's
+    process, off vLLM's scheduling loop (a prompt is admitted at the first step after its
+    detection is done); off: in the loop, when vLLM first considers the prompt.
+    `publisher_weights`: what the worker's publisher thread computes with. "copy": its own
+    float32 copy of the model's weights, read from the model's folder at start-up (memory: the
+    weights once more), so that it never waits for vLLM's layers nor holds them; falls back
+    to "shared" if the folder cannot be read that way. "shared": vLLM's own layers, taken in
+    turns with the engine's steps (`model_turns`): no extra memory, but under load it gets
+    them only between steps and publishes late.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -62,6 +78,9 @@ class ConnectorSettings(BaseModel):
     # As EngineConfig's (and PoolConfig's): the defaults are cacheprune.defaults'.
     kv_storage_dtype: defaults.StoredDtype = defaults.POOL_KV_STORAGE_DTYPE
     recompute_tokens_per_s: float | None = Field(default=defaults.RECOMPUTE_TOKENS_PER_S, gt=0)
+    max_prefill_tokens_per_step: int | None = Field(default=None, ge=1)
+    detection_thread: bool = True
+    publisher_weights: PublisherWeights = "copy"
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

@@ -16,14 +16,18 @@ from torch import nn
 
 from cacheprune.annotator import AnnotatorConfig
 from cacheprune.detectors import DetectionPolicy, DetectorConfigError, load_policy
+from cacheprune.engine.model import Transformer
 from cacheprune.models import (
     ChatTokenizer,
+    ModelConfig,
     ModelLoadError,
     load_tokenizer,
     model_identity,
     read_config,
 )
-from cacheprune.serving import Engine, EngineConfig
+from cacheprune.models.hf_loader import load_hf_folder
+from cacheprune.serving import Engine, EngineConfig, SharingStrategy
+from cacheprune.serving.engine import make_strategy
 from cacheprune.vllm import TOKENIZER_MODE
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.settings import ConnectorConfigError, ConnectorSettings
@@ -111,8 +115,28 @@ def open_blender(vllm_config: Any, settings: ConnectorSettings, vllm_model: nn.M
             f"CachePruneConnector reads the model's config.json from its local folder: "
             f"{error}") from error
     config = dataclasses.replace(config, max_context=int(model_config.max_model_len))
-    model = transformer_over(vllm_model, config, model_id(folder, model_config.dtype))
-    return Blender(Engine(model, tokenizer, policy, engine_config(settings)))
+    identity = model_id(folder, model_config.dtype)
+    model = transformer_over(vllm_model, config, identity)
+    engine = Engine(model, tokenizer, policy, engine_config(settings))
+    publishing = None
+    if settings.publisher_weights == "copy":
+        publishing = publishing_copy(folder, config, identity, engine, tokenizer)
+    return Blender(engine, publishing)
+
+
+def publishing_copy(folder: Path, config: ModelConfig, identity: str, engine: Engine,
+                    tokenizer: ChatTokenizer) -> SharingStrategy | None:
+    """The engine's sharing strategy over a float32 copy of the weights in `folder`, for the
+    publisher thread; None (publish with vLLM's layers) if the folder cannot be read so."""
+    try:
+        _, state = load_hf_folder(folder)
+        model = Transformer.from_state_dict(config, state, identity)
+    except (ModelLoadError, KeyError, RuntimeError, ValueError) as error:
+        logger.warning("cacheprune: the publisher cannot load its copy of the weights from "
+                       "%s (%s); it publishes with vLLM's layers, in turns with the engine",
+                       folder, error)
+        return None
+    return make_strategy(engine.config, model.eval(), tokenizer)
 
 
 def model_id(folder: Path, dtype: Any) -> str:

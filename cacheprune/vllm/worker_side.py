@@ -1,17 +1,19 @@
 """The connector's worker half: run the ordered prefills into vLLM's paged cache before the
-forward pass; publish each request's segments later, off its time to first token.
+forward pass; publish each request's segments later, off the engine's steps.
 
 Calling contract (vLLM's model runner, in the worker process, once per step, empty steps
-included): `start_step` before the forward pass (vLLM then computes only each prompt's last
-token), `end_step` after it, then `take_report` and `take_failed_blocks`.
+included): `hold_step` when the step's metadata is bound (before its forward pass, which may
+come before `start_step`), `start_step` before or after the forward pass (vLLM computes only
+each prompt's last token; a step that prefills has it before), `end_step` after both, then
+`take_report` and `take_failed_blocks`.
 
-A request's publication (annotate, isolated KV, stage) is queued by its prefill and run at the
-end of a later, quiet step: one that starts no request, after one that started none. vLLM
-hands a step's outputs to clients while the next step runs, and a long step holds them back
-(measured: a 5 s publication in the step after a request's prefill delayed that request's
-first token by 5 s); a quiet step has no first token to deliver. If more than
-MAX_QUEUED_PUBLICATIONS wait, one runs in every step. A publication is published or discarded
-when the scheduler's verdict on how the request ended arrives.
+A request's publication (annotate, isolated KV, stage) and its settling (commit or abort) run
+in the publisher thread (`publisher`), over its own copy of the weights or, failing that,
+over vLLM's layers in turns with the steps (`model_turns`). At most MAX_WAITING_PUBLICATIONS
+wait or run; a request beyond them is not published (counted in the figures as `dropped`): a
+later request with the same document publishes it. A publication is published or discarded
+when the scheduler's verdict on how the request ended arrives; every request with a
+publication is settled exactly once.
 """
 
 from __future__ import annotations
@@ -19,25 +21,27 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 
-from cacheprune.vllm import kv_layout
-from cacheprune.vllm.blend import BlendedPrefill, Blender, PendingPublication
+from cacheprune.vllm import kv_layout, model_turns
+from cacheprune.vllm.blend import Blender, PendingPublication
 from cacheprune.vllm.kv_layout import TileLayout
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
+from cacheprune.vllm.publisher import Publisher, Settled, Staged
 from cacheprune.vllm.request_log import RequestLog
 
 logger = logging.getLogger(__name__)
 _LAYER_NUMBER = re.compile(r"\.(\d+)\.")
-# Queued publications beyond which one is run even in a step that prefills: each holds a
-# prompt's KV and its attention matrix until it runs.
-MAX_QUEUED_PUBLICATIONS = 4
+# Publications that may wait or run at once: each holds a prompt's KV until it has run.
+MAX_WAITING_PUBLICATIONS = 4
+# How long a step with nothing to compute waits for the publisher: vLLM keeps stepping while a
+# finished request's publication is pending, and should not spin meanwhile.
+IDLE_STEP_WAIT_S = 0.02
 
 
 def _no_figures() -> dict[str, int]:
-    return {"pool": 0, "computed": 0, "recomputed": 0, "published": 0}
+    return {"pool": 0, "computed": 0, "recomputed": 0, "published": 0, "dropped": 0}
 
 
 def layer_order(layer_names: list[str]) -> list[str]:
@@ -50,32 +54,27 @@ def layer_order(layer_names: list[str]) -> list[str]:
     return sorted(layer_names, key=number)
 
 
-@dataclass(slots=True)
-class _Queued:
-    order: PrefillOrder
-    prefilled: BlendedPrefill
-    step: int
-
-
 class WorkerSide:
     def __init__(self, blender: Blender, block_size: int, layout: TileLayout,
-                 num_layers: int, request_log: RequestLog) -> None:
+                 num_layers: int, request_log: RequestLog,
+                 max_waiting_publications: int = MAX_WAITING_PUBLICATIONS) -> None:
         self._blender = blender
+        self._publisher = Publisher(blender, max_waiting_publications)
         self._request_log = request_log
         self._block_size = block_size
         self._layout = layout
         self._num_layers = num_layers
         self._layers: list[torch.Tensor] = []
         self._device = torch.device("cpu")
-        self._step = 0
-        self._admitted = (False, False)  # (previous step, this step) started a request
-        self._queued: dict[str, _Queued] = {}
-        self._staged: dict[str, PendingPublication] = {}
+        # request id -> its verdict (None: not yet known), publication with the publisher
+        self._publishing: dict[str, bool | None] = {}
+        self._staged: dict[str, PendingPublication] = {}  # published, waiting for a verdict
+        self._settling: set[str] = set()  # verdict sent to the publisher
         self._verdicts: dict[str, bool] = {}  # arrived, not yet applied
-        self._ended_well: set[str] = set()  # verdict known, publication not yet run
         self._report = WorkerReport()
         self._failed_blocks: set[int] = set()
         self._figures = _no_figures()
+        self._computes = True  # this step runs a forward pass
 
     def register(self, kv_caches: dict[str, torch.Tensor]) -> None:
         layers = [kv_caches[name] for name in layer_order(list(kv_caches))]
@@ -89,10 +88,17 @@ class WorkerSide:
 
     # ---- before the forward pass ---------------------------------------------------------
 
+    def hold_step(self) -> None:
+        """A step begins: vLLM's layers are the engine's until `end_step` (model_turns)."""
+        model_turns.hold_for_step()
+
     def start_step(self, orders: StepOrders) -> None:
-        self._step += 1
+        self._computes = orders.computes
+        if orders.computes:
+            model_turns.hold_for_step()  # no-op when `hold_step` came first, as it should
+        else:
+            model_turns.release_after_step()  # no forward pass: the publisher may go on
         self._verdicts.update(orders.verdicts)
-        self._admitted = (self._admitted[1], orders.admits)
         for order in orders.prefills:
             self._prefill(order)
 
@@ -124,54 +130,48 @@ class WorkerSide:
         self._figures["pool"] += figures.num_pooled
         self._figures["computed"] += figures.num_computed
         self._figures["recomputed"] += figures.num_recomputed
-        if order.publish:
-            self._queued[order.request_id] = _Queued(order, prefilled, self._step)
+        if not order.publish:
+            return
+        if self._publisher.submit(order, prefilled):
+            self._publishing[order.request_id] = None
+        else:
+            self._figures["dropped"] += 1
+            self._mark_settled(order.request_id, 0)
 
     # ---- after the forward pass ----------------------------------------------------------
 
     def end_step(self) -> None:
+        model_turns.release_after_step()
         verdicts, self._verdicts = self._verdicts, {}
         for request_id, ended_well in verdicts.items():
             if request_id in self._staged:
-                self._settle(request_id, ended_well)
-            elif request_id in self._queued and ended_well:
-                self._ended_well.add(request_id)  # published once its publication has run
-            else:
-                self._queued.pop(request_id, None)
+                self._settle(request_id, self._staged.pop(request_id), ended_well)
+            elif request_id in self._publishing:
+                self._publishing[request_id] = ended_well
+                if not ended_well:
+                    self._publisher.cancel(request_id)
+            elif request_id not in self._settling:
                 self._mark_settled(request_id, 0)
-        ready = sorted((q for q in self._queued.values() if q.step < self._step),
-                       key=lambda q: q.step)
-        if any(self._admitted):
-            ready = ready[:1] if len(self._queued) > MAX_QUEUED_PUBLICATIONS else []
-        for queued in ready:
-            request_id = queued.order.request_id
-            del self._queued[request_id]
-            self._run(queued)
-            if request_id in self._ended_well:
-                self._ended_well.discard(request_id)
-                if request_id in self._staged:
-                    self._settle(request_id, True)
+        # NOTE: a step that computed nothing exists only to wait for publications (vLLM
+        # keeps stepping for them): wait a little for one instead of spinning.
+        idle = not self._computes and not verdicts and not self._report.settled
+        for result in self._publisher.take_done(IDLE_STEP_WAIT_S if idle else 0.0):
+            if isinstance(result, Settled):
+                self._settling.discard(result.request_id)
+                self._mark_settled(result.request_id, result.num_published_tokens)
+                continue
+            verdict = self._publishing.pop(result.request_id)
+            if result.publication is None:
+                self._mark_settled(result.request_id, 0)
+            elif verdict is None:
+                self._staged[result.request_id] = result.publication
+            else:
+                self._settle(result.request_id, result.publication, verdict)
 
-    def _run(self, queued: _Queued) -> None:
-        request_id = queued.order.request_id
-        try:
-            publication = self._blender.publish(queued.order, queued.prefilled)
-        except Exception:  # noqa: BLE001 - a lost publication is only a future miss
-            logger.exception("cacheprune: publication of request %s failed", request_id)
-            publication = None
-        if publication is None:
-            self._mark_settled(request_id, 0)
-        else:
-            self._staged[request_id] = publication
-
-    def _settle(self, request_id: str, ended_well: bool) -> None:
-        publication = self._staged.pop(request_id)
-        published = 0
-        try:
-            published = publication.settle(ended_well)
-        except Exception:  # noqa: BLE001 - a lost publication is only a future miss
-            logger.exception("cacheprune: settling the publication of %s failed", request_id)
-        self._mark_settled(request_id, published)
+    def _settle(self, request_id: str, publication: PendingPublication,
+                ended_well: bool) -> None:
+        self._settling.add(request_id)
+        self._publisher.settle(request_id, publication, ended_well)
 
     def _mark_settled(self, request_id: str, num_published_tokens: int) -> None:
         if request_id in self._report.settled:
@@ -181,7 +181,8 @@ class WorkerSide:
         self._figures["published"] += num_published_tokens
 
     def take_figures(self) -> dict[str, int]:
-        """Token counts since the last call (pool, computed, recomputed, published)."""
+        """Counts since the last call: tokens (pool, computed, recomputed, published) and
+        dropped publications."""
         figures, self._figures = self._figures, _no_figures()
         return figures
 
@@ -195,16 +196,25 @@ class WorkerSide:
 
     def close(self) -> None:
         """vLLM shuts down: what waits for a verdict is discarded (nothing half-published)."""
-        for request_id in list(self._staged):
-            self._settle(request_id, ended_well=False)
-        self._queued.clear()
-        self._ended_well.clear()
+        model_turns.release_after_step()
+        for job in self._publisher.close():
+            publication = getattr(job, "publication", None)
+            if publication is not None:
+                _discard(publication)
+        for result in self._publisher.take_done():
+            if isinstance(result, Staged) and result.publication is not None:
+                _discard(result.publication)
+        for publication in self._staged.values():
+            _discard(publication)
+        self._staged.clear()
+        self._publishing.clear()
+        self._settling.clear()
         self._request_log.close()
         self._blender.close()
 
     @property
     def num_pending_publications(self) -> int:
-        return len(self._queued) + len(self._staged)
+        return len(self._publishing) + len(self._staged) + len(self._settling)
 
     # ---- paged cache ---------------------------------------------------------------------
 
@@ -218,3 +228,10 @@ class WorkerSide:
                ) -> tuple[torch.Tensor, torch.Tensor]:
         blocks, offsets = kv_layout.slots(block_ids, self._block_size, start, stop)
         return blocks.to(self._device), offsets.to(self._device)
+
+
+def _discard(publication: PendingPublication) -> None:
+    try:
+        publication.settle(ended_well=False)
+    except Exception:  # noqa: BLE001 - shutting down: the pool drops what was never committed
+        logger.exception("cacheprune: discarding a publication at shutdown failed")

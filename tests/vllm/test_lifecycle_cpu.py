@@ -88,5 +88,6 @@ def test_lifecycle(model_folder, tmp_path, tokenizer):
     # The aborted request's staged segments were discarded, none published; no lease or
     # staged segment of any request (failed, preempted, aborted) is left.
     assert result["staged_before_abort"] > 0  # there was something to leak
+    assert result["aborted_while_running"]
     assert result["published_by_abort"] == 0
     assert result["left_in_pool"] == []

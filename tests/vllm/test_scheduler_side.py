@@ -3,6 +3,7 @@ what it orders, how it ends a request, and that nothing outlives a request never
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -26,7 +27,8 @@ def tokenizer():
 
 
 def make_side(tokenizer, **extra) -> SchedulerSide:
-    settings = parse_settings({"pool_url": "memory://", **extra})
+    # NOTE: detection inline (the answer comes at the first call) unless a test says otherwise
+    settings = parse_settings({"pool_url": "memory://", "detection_thread": False, **extra})
     return SchedulerSide(settings, tokenizer, load_policy(None), min_tokens=64)
 
 
@@ -223,3 +225,52 @@ def test_bad_public_ranges_leave_the_prompt_to_vllm(tokenizer, ranges, extra, wh
     req.status = SimpleNamespace(name="FINISHED_STOPPED")
     side.finished(req)
     assert side.num_tracked_requests == 0
+
+
+def test_a_step_prefills_up_to_its_token_budget_and_the_rest_waits(tokenizer):
+    first, second, third = (request(tokenizer, f"r{i}", salt=f"tenant-{i}") for i in range(3))
+    side = make_side(tokenizer, max_prefill_tokens_per_step=first.num_tokens + 1)
+    assert side.matched_tokens(first, 0) == first.num_tokens - 1  # one prompt always goes
+    assert side.matched_tokens(second, 0) is None  # over the budget: not this step
+    assert side.matched_tokens(first, 0) == first.num_tokens - 1  # asked again: same answer
+    side.after_alloc(first, [1, 2], first.num_tokens - 1)
+    assert [order.request_id for order in side.build_orders().prefills] == ["r0"]
+    assert side.matched_tokens(second, 0) == second.num_tokens - 1  # the next step
+    assert side.matched_tokens(third, 0) is None
+    side.build_orders()
+    assert side.matched_tokens(third, 0) == third.num_tokens - 1
+    isolated = request(tokenizer, "r9", salt=None)  # vLLM computes it: no budget spent
+    assert side.matched_tokens(isolated, 0) == 0
+
+
+def answer_after_detection(side: SchedulerSide, req) -> int | None:
+    """Ask as vLLM does, step after step, until the detection thread has answered."""
+    deadline = time.monotonic() + 120
+    while (answer := side.matched_tokens(req, 0)) is None:
+        assert time.monotonic() < deadline, "the detection thread never answered"
+        side.build_orders()
+        time.sleep(0.01)
+    return answer
+
+
+def test_detection_in_its_thread_admits_as_detection_inline_does(tokenizer):
+    inline, threaded = make_side(tokenizer), make_side(tokenizer, detection_thread=True)
+    req = request(tokenizer)
+    assert threaded.matched_tokens(req, 0) is None  # detection started: not yet
+    assert answer_after_detection(threaded, req) == inline.matched_tokens(req, 0)
+    threaded.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    inline.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    (ours,), (theirs,) = threaded.build_orders().prefills, inline.build_orders().prefills
+    assert ours.private == theirs.private and any(ours.private)  # the e-mail is private
+    # Fail closed: a prompt whose ids do not re-encode is not admitted, in the thread too.
+    odd = request(tokenizer, "r2", prompt_token_ids=[*req.prompt_token_ids[:-1], 10**6])
+    assert answer_after_detection(threaded, odd) == 0
+    # A request that ends while its detection runs leaves nothing behind.
+    gone = request(tokenizer, "r3")
+    assert threaded.matched_tokens(gone, 0) is None
+    threaded.finished(gone)
+    threaded.finished(req)
+    threaded.finished(odd)
+    threaded.build_orders()  # the verdict on r1 goes to the worker
+    threaded.worker_reported(WorkerReport({"r1"}))
+    assert threaded.num_tracked_requests == 0

@@ -1,0 +1,156 @@
+"""The connector's publisher thread over the own engine's real model and a real pool (no vLLM
+engine): a publication staged in the thread and committed is found by another tenant; the
+bound refuses more than it holds; a cancelled one is skipped; while the engine's step holds
+vLLM's layers (model_turns) the thread waits; closing hands back what never ran."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from cacheprune.detectors import load_policy
+from cacheprune.pool import Scope
+from cacheprune.serving import Engine, EngineConfig
+from cacheprune.vllm import model_turns
+from cacheprune.vllm.blend import Blender
+from cacheprune.vllm.orders import PrefillOrder
+from cacheprune.vllm.publisher import Publisher, Settled, Staged
+
+PROFILE = "You answer for Alice Moreau, e-mail alice.moreau@example.com.\n\nDocument:\n"
+DOCUMENT = ("The river ferry leaves the north pier every forty minutes from six in the "
+            "morning, and bicycles ride free on weekdays. ") * 8
+
+
+@pytest.fixture(scope="module")
+def engine(default_model):
+    model, tokenizer = default_model
+    return Engine(model, tokenizer, load_policy(), EngineConfig())
+
+
+@pytest.fixture(scope="module")
+def blender(engine):
+    return Blender(engine)
+
+
+def order(engine: Engine, request_id: str, tenant: str = "tenant-a",
+          document: str = DOCUMENT) -> PrefillOrder:
+    ids = engine.tokenizer.encode(PROFILE + document + "\nQuestion: when? Answer:").ids
+    private = np.zeros(len(ids), dtype=np.bool_)
+    private[:24] = True  # the profile's tokens (the e-mail among them)
+    return PrefillOrder(request_id=request_id, tenant=tenant, token_ids=tuple(ids),
+                        private=tuple(bool(p) for p in private), num_local_tokens=0,
+                        block_ids=(), publish=True)
+
+
+def results_until(publisher: Publisher, count: int) -> list[Staged | Settled]:
+    found: list[Staged | Settled] = []
+    deadline = time.monotonic() + 600
+    while len(found) < count:
+        assert time.monotonic() < deadline, "the publisher never answered"
+        found += publisher.take_done(wait_s=0.5)
+    return found
+
+
+def pooled_tokens(engine: Engine, ids: tuple[int, ...]) -> int:
+    scope = Scope(engine.identity, "tenant-b", engine.config.sharing_domain("tenant-b"))
+    with engine.pool.session("probe", scope) as session:
+        matches = session.lookup(np.asarray(ids, dtype=np.int64),
+                                 np.zeros(len(ids), dtype=np.bool_))
+        return sum(match.length for match in matches)
+
+
+def test_a_publication_staged_in_the_thread_is_found_once_committed(engine, blender):
+    publisher = Publisher(blender, max_waiting=2)
+    try:
+        first = order(engine, "p1")
+        prefilled, _ = blender.prefill(first, None, None)
+        assert publisher.submit(first, prefilled)
+        (staged,) = results_until(publisher, 1)
+        assert isinstance(staged, Staged) and staged.publication is not None
+        assert pooled_tokens(engine, first.token_ids[24:]) == 0  # staged, not committed
+        publisher.settle("p1", staged.publication, ended_well=True)
+        (settled,) = results_until(publisher, 1)
+        assert isinstance(settled, Settled) and settled.num_published_tokens > 0
+        assert pooled_tokens(engine, first.token_ids[24:]) > 0
+    finally:
+        assert publisher.close() == []
+
+
+def test_bound_cancel_and_close(engine, blender):
+    publisher = Publisher(blender, max_waiting=2)
+    # NOTE: a document no other test published: these prefills compute it, so it publishes.
+    canal = ("Canal boats queue at the old lock gate until the keeper opens it at noon, and "
+             "the towpath café sells tea to walkers from spring to late autumn. ") * 8
+    first, second, third = (order(engine, f"q{i}", "tenant-c", canal) for i in range(3))
+    prefilled, _ = blender.prefill(first, None, None)
+    assert publisher.submit(first, prefilled)
+    publisher.cancel("q1")  # ended badly before its publication ran
+    assert publisher.submit(second, prefilled)
+    assert not publisher.submit(third, prefilled)  # two wait already: refused
+    done = results_until(publisher, 2)
+    assert {result.request_id: result.publication is None for result in done
+            if isinstance(result, Staged)} == {"q0": False, "q1": True}
+    assert publisher.submit(third, prefilled)  # taken results free their places
+    left = publisher.close()
+    results = publisher.take_done()
+    assert len(left) + len(results) == 1  # the third: never run, or run before the stop
+    for result in results:
+        assert isinstance(result, Staged) and result.request_id == "q2"
+    for staged in done:
+        if isinstance(staged, Staged) and staged.publication is not None:
+            staged.publication.settle(ended_well=False)
+    for result in results:
+        if isinstance(result, Staged) and result.publication is not None:
+            result.publication.settle(ended_well=False)
+
+
+def test_a_publisher_layer_call_waits_for_the_step():
+    import threading
+
+    import torch
+
+    calls: list[str] = []
+
+    def layer(x: torch.Tensor) -> torch.Tensor:
+        calls.append(threading.current_thread().name)
+        return x * 2
+
+    def publisher_side() -> None:
+        model_turns.mark_publisher_thread()
+        out = model_turns.call_layer(layer, torch.ones(2 * model_turns.PUBLISHER_ROWS + 1, 3))
+        assert torch.equal(out, torch.full((2 * model_turns.PUBLISHER_ROWS + 1, 3), 2.0))
+
+    model_turns.hold_for_step()
+    thread = threading.Thread(target=publisher_side, name="publisher")
+    try:
+        thread.start()
+        thread.join(timeout=1.0)
+        assert thread.is_alive() and calls == []  # blocked: the step holds the layers
+        model_turns.call_layer(layer, torch.ones(4, 3))  # the step's own calls go on
+        assert calls == ["MainThread"]
+    finally:
+        model_turns.release_after_step()
+    thread.join()
+    assert calls == ["MainThread"] + ["publisher"] * 3  # in chunks of PUBLISHER_ROWS rows
+
+
+def test_the_publishers_copy_of_the_weights_is_the_own_engines_model(engine, tmp_path):
+    import dataclasses
+
+    import torch
+
+    from cacheprune.models import converted_folder, read_config
+    from cacheprune.vllm.startup import publishing_copy
+
+    folder = converted_folder()
+    config = dataclasses.replace(read_config(folder),
+                                 max_context=engine.model.config.max_context)
+    strategy = publishing_copy(folder, config, engine.model.model_id, engine, engine.tokenizer)
+    assert strategy is not None and strategy.model is not engine.model
+    ids = torch.arange(100, 160)
+    assert torch.equal(strategy.model.logits(ids), engine.model.logits(ids))
+    # A folder it cannot read: None, and the publisher uses vLLM's layers instead.
+    assert publishing_copy(tmp_path, config, engine.model.model_id, engine,
+                           engine.tokenizer) is None
