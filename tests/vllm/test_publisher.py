@@ -26,7 +26,8 @@ DOCUMENT = ("The river ferry leaves the north pier every forty minutes from six 
 @pytest.fixture(scope="module")
 def engine(default_model):
     model, tokenizer = default_model
-    return Engine(model, tokenizer, load_policy(), EngineConfig())
+    # k = 1: one tenant's request publishes (what the threshold changes is tested elsewhere)
+    return Engine(model, tokenizer, load_policy(), EngineConfig(publish_threshold=1))
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,8 @@ def order(engine: Engine, request_id: str, tenant: str = "tenant-a",
     private = np.zeros(len(ids), dtype=np.bool_)
     private[:24] = True  # the profile's tokens (the e-mail among them)
     return PrefillOrder(request_id=request_id, tenant=tenant, token_ids=tuple(ids),
-                        private=tuple(bool(p) for p in private), num_local_tokens=0,
+                        private=tuple(bool(p) for p in private),
+                        declared_public=(False,) * len(ids), num_local_tokens=0,
                         block_ids=(), publish=True)
 
 
