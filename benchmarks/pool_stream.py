@@ -153,7 +153,10 @@ def engine_ttft(folder: str) -> tuple[float, float]:
     from cacheprune.serving import Engine, EngineConfig, SamplingParams
     from eval.data import load_documents, project_data_dir
 
-    engine = Engine.from_default(EngineConfig(pool_url=f"file://{folder}", pool_key=KEY))
+    # NOTE: k = 1: B and C reuse what A alone sent (the threshold's cost is
+    # benchmarks/publish_threshold.py's to measure).
+    engine = Engine.from_default(EngineConfig(pool_url=f"file://{folder}", pool_key=KEY,
+                                              publish_threshold=1))
     sampling = SamplingParams(max_new_tokens=1)
     profiles = {"tenant-a": "My name is Alice Moreau, account 4417-2290.",
                 "tenant-b": "I am Bruno Keller (bruno.keller@example.org).",
