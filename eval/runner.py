@@ -208,7 +208,7 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
         for name, engine in engines.items():
             scoring: list[int] | Literal["answer"] | None = "answer" if name == REFERENCE else (
                 None if reference is None else reference.token_ids)
-            warm = earlier >= results[name].publish_threshold
+            warm = earlier >= needed_senders(request, results[name].publish_threshold)
             served, scored = _serve(engine, tokenizer, request, sampling, warm, clock, name,
                                     scoring)
             if name == REFERENCE and scored is not None:
@@ -222,7 +222,8 @@ def run_systems(systems: dict[str, EngineConfig], model: Transformer,
             results[name].requests.append(served)
         if bound is not None:
             started = time.perf_counter()
-            record = bound.serve(request, warm=earlier >= bound.threshold,
+            record = bound.serve(request,
+                                 warm=earlier >= needed_senders(request, bound.threshold),
                                  reference=reference_kv.take() if reference_kv else None)
             spent = time.perf_counter() - started
             timed = 0.0 if record is None else record.ttft_s
@@ -333,6 +334,13 @@ def paired_speedup(requests: list[RequestResult],
 
 def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
+
+
+def needed_senders(request: Request, threshold: int) -> int:
+    """How many distinct tenants must have sent a request's document before it for the request
+    to be warm: the threshold's number, or one when the operator declared the document public
+    (declared-public text is exempt from the threshold)."""
+    return 1 if request.public_char_ranges else threshold
 
 
 class DocumentSenders:

@@ -38,6 +38,7 @@ from eval.runner import (
     DocumentSenders,
     SystemResult,
     first_request_per_tenant,
+    needed_senders,
     request_result,
 )
 from eval.vllm_probe import probe_cached_counts
@@ -97,7 +98,8 @@ def run_vllm_systems(names: list[str], model_folder: str, tokenizer: ChatTokeniz
             for request in tqdm(requests, desc=f"requests ({name})", unit="req"):
                 record = served.serve(request)
                 result.requests.append(request_result(tokenizer, request, record,
-                                                      senders.before(request) >= threshold))
+                                                      senders.before(request) >=
+                                                      needed_senders(request, threshold)))
                 senders.add(request)
             direct = probe_cached_counts(served.cached_tokens, tokenizer, victims)
             result.direct_leakage, result.direct_private_tokens = (direct.ratio,

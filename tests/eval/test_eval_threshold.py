@@ -68,3 +68,14 @@ def test_without_detection_only_the_threshold_keeps_the_values(default_model, re
     else:
         assert lost.num_recovered == 0
     assert attacks.prober_flagged == [True]
+
+
+def test_a_declared_public_document_is_warm_after_one_sender(requests):
+    from dataclasses import replace
+
+    from eval.runner import needed_senders
+
+    request = requests[0]
+    assert needed_senders(request, 3) == 3
+    public = replace(request, public_char_ranges=list(request.document_char_ranges))
+    assert needed_senders(public, 3) == 1
