@@ -31,6 +31,7 @@ import numpy.typing as npt
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
 from cacheprune.pool.audit import AuditLog
+from cacheprune.tokens import common_prefix_length
 
 _BLOCK = 4
 _PAD = np.uint64(1 << 32)  # no token id: pads a prompt's last block
@@ -146,8 +147,8 @@ class ProbeMonitor:
                 and now - state.flagged_at < cooldown)
 
     def _nearly_identical(self, a: _Prompt, b: _Prompt) -> bool:
-        shared = _BLOCK * (_common_blocks(a.from_start, b.from_start)
-                           + _common_blocks(a.from_end, b.from_end))
+        shared = _BLOCK * (common_prefix_length(a.from_start, b.from_start)
+                           + common_prefix_length(a.from_end, b.from_end))
         shared = min(shared, a.num_tokens, b.num_tokens)
         return (shared >= self.config.min_shared_tokens
                 and max(a.num_tokens, b.num_tokens) - shared <= self.config.max_difference)
@@ -165,9 +166,3 @@ class ProbeMonitor:
     def _tag(self, tenant: str) -> str:
         return hashlib.blake2b(tenant.encode(), key=self._tag_key, digest_size=16).hexdigest()
 
-
-def _common_blocks(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> int:
-    """How many leading blocks two digest arrays share."""
-    limit = min(a.shape[0], b.shape[0])
-    differs = np.flatnonzero(a[:limit] != b[:limit])
-    return int(differs[0]) if differs.size else limit
