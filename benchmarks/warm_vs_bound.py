@@ -6,6 +6,7 @@ publishing after the answer: isolated mode's private-free pass shows as `attend_
 there; compare costs, not seconds, on a busy machine).
 
   PYTHONPATH=. python benchmarks/warm_vs_bound.py [--tenants 5] [--publish-mode isolated]
+  PYTHONPATH=. python benchmarks/warm_vs_bound.py --max-words 1500 --tenants 6 --publish-threshold 3
   PYTHONPATH=. python benchmarks/warm_vs_bound.py --dataset qasper --data-dir DATA --min-words 3000
 """
 
@@ -34,7 +35,11 @@ def main() -> None:
     parser.add_argument("--dataset", default="default")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--min-words", type=int, default=0)
+    parser.add_argument("--max-words", type=int, default=None,
+                        help="cut the document to this many words (the demo uses 1500)")
     parser.add_argument("--tenants", type=int, default=5)
+    parser.add_argument("--publish-threshold", type=int, default=1,
+                        help="k, for the engine and the bound: the first k requests are cold")
     parser.add_argument("--publish-mode", choices=("isolated", "paper_baseline"),
                         default="isolated")
     args = parser.parse_args()
@@ -42,20 +47,21 @@ def main() -> None:
     documents = [d for d in load_documents(args.dataset, args.data_dir or project_data_dir())
                  if d.num_words >= args.min_words][:1]
     requests = build_requests(documents, WorkloadConfig(
-        num_tenants=args.tenants, max_document_words=None, queries_per_document=1,
+        num_tenants=args.tenants, max_document_words=args.max_words, queries_per_document=1,
         tenants_per_query=args.tenants))
     model, tokenizer = load_default()
     policy = load_policy()
     one_token = SamplingParams(max_new_tokens=1)
-    # NOTE: k = 1 here and in the bound: every request after the first is warm (the
-    # threshold's cost is benchmarks/publish_threshold.py's to measure).
+    # NOTE: k = 1 by default, in the engine and the bound: every request after the first is
+    # warm (benchmarks/publish_threshold.py compares values of k).
+    k = args.publish_threshold
     # Compile the numba kernels (rolling hash, cover, annotator) before anything is timed.
-    config = EngineConfig(publish_mode=args.publish_mode, publish_threshold=1)
+    config = EngineConfig(publish_mode=args.publish_mode, publish_threshold=k)
     warm_up = Engine(model, tokenizer, policy, config)
-    for request in requests[:2]:
+    for request in requests[:k + 1]:  # the last one reuses
         warm_up.generate(request.tenant, request.messages, one_token)
     engine = Engine(model, tokenizer, policy, config)
-    bound = OracleBound(model, tokenizer, policy)
+    bound = OracleBound(model, tokenizer, policy, threshold=k)
     profile = cProfile.Profile()
     shares = []
     print(f"{documents[0].doc_id}: {documents[0].num_words} words, {len(requests)} requests")
@@ -65,7 +71,7 @@ def main() -> None:
             profile.enable()
         record = engine.generate(request.tenant, request.messages, one_token)
         profile.disable()
-        floor = bound.serve(request, warm=i > 0)
+        floor = bound.serve(request, warm=i >= k)
         if floor is None:
             continue
         stats = record.stats

@@ -20,11 +20,18 @@ import numpy.typing as npt
 from cacheprune.annotator import annotate, last_segment_end
 from cacheprune.engine import PrefillResult
 from cacheprune.pool import PoolSession
-from cacheprune.serving.kv_sources import InContextKV
+from cacheprune.serving.kv_sources import InContextKV, KVSource
 from cacheprune.serving.private_free import PrivateFreePass
 from cacheprune.serving.public_view import PublicView, public_attention
 from cacheprune.serving.request import ServedRequest
-from cacheprune.serving.sharing import PoolSharing, SegmentSpan, computed_mask, stage_segments
+from cacheprune.serving.sharing import (
+    PoolSharing,
+    SegmentSpan,
+    after,
+    computed_mask,
+    prompt_start,
+    stage_segments,
+)
 from cacheprune.serving.strategy import Published
 from cacheprune.tokens import MaskArray
 
@@ -42,8 +49,19 @@ class PaperBaselineSharing(PoolSharing):
             return []
         view, attention, computed = publishable
         segments = self.annotated_segments(request, attention, computed)
-        return stage_segments(session, view, segments, InContextKV(prefill, view.positions),
-                              self.config.annotator.min_len)
+        return self.stage(session, view, segments, computed, request.first_private,
+                          InContextKV(prefill, view.positions))
+
+    def stage(self, session: PoolSession, view: PublicView, segments: list[SegmentSpan],
+              computed: MaskArray, first_private: int, source: KVSource) -> list[Published]:
+        """Stage the annotator's segments, and the prompt's first tokens as an entry of their
+        own where no segment publishes them (`prompt_start`: down to `match_window` tokens)."""
+        min_len = self.config.annotator.min_len
+        start = prompt_start(session, view, segments, computed, first_private,
+                             self.config.match_window, min_len)
+        leading = [(0, start, np.zeros(start, dtype=np.bool_))] if start else []
+        return (stage_segments(session, view, leading, source, self.config.match_window)
+                + stage_segments(session, view, after(segments, start), source, min_len))
 
     def annotated_segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
                            computed: MaskArray) -> list[SegmentSpan]:
@@ -93,5 +111,5 @@ class IsolatedSharing(PaperBaselineSharing):
         annotation = annotate(private_free.attention, np.zeros(end, dtype=np.bool_),
                               computed[:end], self.config.annotator, every_row=True)
         segments = [(s.start, s.end, s.recompute) for s in annotation.segments]
-        return stage_segments(session, view, segments, private_free.kv,
-                              self.config.annotator.min_len)
+        return self.stage(session, view, segments, computed[:end], request.first_private,
+                          private_free.kv)

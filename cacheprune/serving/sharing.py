@@ -116,9 +116,43 @@ def stage_segments(session: PoolSession, view: PublicView, segments: list[Segmen
     published = []
     for start, end, marks in segments:
         for first, last in session.shareable_runs(view.token_ids[start:end], min_tokens):
-            keys, values, positions = source.segment(start + first, start + last)
-            segment_hash = session.stage(view.token_ids[start + first:start + last], keys,
-                                         values, positions, marks[first:last],
-                                         view.private[start + first:start + last])
-            published.append(Published(str(segment_hash), last - first))
+            published.append(_stage(session, view, start + first, start + last,
+                                     marks[first:last], source))
     return published
+
+
+def prompt_start(session: PoolSession, view: PublicView, segments: list[SegmentSpan],
+                 computed: MaskArray, first_private: int, min_tokens: int,
+                 segment_tokens: int) -> int:
+    """How many of the view's first tokens to publish as an entry of their own (0: none): the
+    run from token 0 that the publication threshold allows, before the first private token
+    and the first token this prefill reused, when it holds `min_tokens` and no segment
+    (of `segment_tokens` at least) publishes it already.
+
+    The annotator's minimum length is for text whose KV depends on what precedes it; the
+    prompt's first tokens attended to nothing else, so their KV is exact in every prompt that
+    starts with them, however short the run (the system prompt and the chat markup)."""
+    reused = np.flatnonzero(~computed[:first_private])
+    end = int(reused[0]) if reused.size else min(first_private, computed.shape[0])
+    if end < min_tokens:
+        return 0
+    if segments and segments[0][0] == 0:
+        runs = session.shareable_runs(view.token_ids[:segments[0][1]], segment_tokens)
+        if runs and runs[0][0] == 0:
+            return 0
+    runs = session.shareable_runs(view.token_ids[:end], min_tokens)
+    return runs[0][1] if runs and runs[0][0] == 0 else 0
+
+
+def after(segments: list[SegmentSpan], start: int) -> list[SegmentSpan]:
+    """The segments cut to what lies from `start` on."""
+    return [(max(s, start), e, marks[max(s, start) - s:]) for s, e, marks in segments
+            if e > start]
+
+
+def _stage(session: PoolSession, view: PublicView, start: int, end: int, marks: MaskArray,
+           source: KVSource) -> Published:
+    keys, values, positions = source.segment(start, end)
+    segment_hash = session.stage(view.token_ids[start:end], keys, values, positions, marks,
+                                 view.private[start:end])
+    return Published(str(segment_hash), end - start)
