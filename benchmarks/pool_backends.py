@@ -102,7 +102,8 @@ def read_against_recompute(url: str, num_tokens: int = 2048) -> tuple[float, flo
     model, _ = load_default()
     shape = KVShape(model.config.num_layers, model.config.num_kv_heads, model.config.head_dim)
     config = PoolConfig(kv_shape=shape, budget_bytes=2 * num_tokens * shape.entry_bytes_per_token,
-                        max_context_tokens=num_tokens, min_entry_tokens=64)
+                        max_context_tokens=num_tokens, min_entry_tokens=64,
+                        anchor_stride=None)  # one entry read from its first token
     pool = open_pool(url, config)
     who = Scope(EntryIdentity.for_shape("bench-model", "bench-policy", shape), "bench")
     tokens = np.random.default_rng(1).integers(0, 49152, num_tokens)

@@ -95,6 +95,7 @@ def make_config(segments: list[np.ndarray]) -> PoolConfig:
         * SHAPE.entry_bytes_per_token,
         max_context_tokens=REQUEST_TOKENS,
         min_entry_tokens=WINDOW,
+        anchor_stride=None,  # entries found from their first tokens: the index this times
         ttl_s=None,
     )
 

@@ -14,6 +14,10 @@ POOL_BUDGET_BYTES: Final = 2 * GIB
 POOL_TTL_S: Final = 3600.0  # seconds an entry stays findable after it was published
 PUBLISH_MODE: Final = "isolated"  # no published byte depends on a private value
 MIN_SEGMENT_TOKENS: Final = 64  # the shortest segment the annotator publishes
+# Entries are also found from windows every this many tokens inside them, not only from their
+# first tokens: a segment published by one tenant usually begins with words that follow that
+# tenant's own private details, which the next tenant does not share. None: first tokens only.
+ANCHOR_STRIDE: Final[int | None] = 16
 # A segment is reusable by others only once this many distinct tenants of its sharing domain
 # sent its tokens (the reader counted): 3 leaves a single attacker account nothing to learn,
 # since the victim and the attacker's own probe make only 2 (docs/privacy.md).

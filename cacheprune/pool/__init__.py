@@ -30,11 +30,13 @@ from cacheprune.pool.handles import (
 from cacheprune.pool.keys import POOL_KEY_ENV, PoolKey
 from cacheprune.pool.session import PoolSession, SessionState
 from cacheprune.pool.store import PoolStore
+from cacheprune.pool.threshold import CommonWindows
 from cacheprune.pool.url import PoolURL, parse_pool_url
 from cacheprune.retriever import EntryName, Match
 
 __all__ = [
     "BelowThresholdError",
+    "CommonWindows",
     "DEFAULT_DOMAIN",
     "POOL_KEY_ENV",
     "TOKEN_METADATA_BYTES",

@@ -69,7 +69,7 @@ class PoolConfig:
     min_entry_tokens: int = 64
     # None: an entry is found only from its first tokens (the paper's index); s: also from
     # windows at offsets s, 2s, ... inside it (see cacheprune.retriever.index).
-    anchor_stride: int | None = None
+    anchor_stride: int | None = defaults.ANCHOR_STRIDE
     ttl_s: float | None = defaults.POOL_TTL_S
     backpressure_utilization: float = 0.9
     backpressure_mode: BackpressureMode = "skip"

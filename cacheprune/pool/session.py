@@ -159,7 +159,10 @@ class PoolSession:
             raise PromptTooLongError(
                 f"prompt has {tokens.shape[0]} tokens, the pool's maximum context is {max_tokens}"
             )
-        self.count_senders(tokens, mask, declared_public)
+        if self.store.config.publish_threshold > 1:
+            declared = (None if declared_public is None
+                        else as_mask_array(declared_public, tokens.shape[0]))
+            self._common = self.store.threshold.record(self.scope, tokens, mask, declared)
         if self._common is not None:
             mask = mask | ~self._common.shareable
         result = self.store.lookup(self.scope, self.owner, tokens, mask)
@@ -209,35 +212,32 @@ class PoolSession:
         self._staged.append(staged)
         return staged.entry
 
-    def count_senders(
-        self,
-        token_ids: Sequence[int] | npt.NDArray[np.integer],
-        private_mask: Sequence[bool] | npt.NDArray[np.bool_],
-        declared_public: Sequence[bool] | npt.NDArray[np.bool_] | None = None,
-    ) -> None:
-        """Count this session's tenant as a sender of each window of `token_ids` (under a
-        publication threshold; nothing otherwise), as `lookup` does first, without looking
-        anything up: for a session that publishes what another session looked up (the vLLM
-        connector's). Idempotent for one tenant."""
-        self._check_open("count senders")
-        if self.store.config.publish_threshold == 1:
-            return
-        tokens = as_token_array(token_ids)
-        mask = as_mask_array(private_mask, tokens.shape[0])
-        declared = (None if declared_public is None
-                    else as_mask_array(declared_public, tokens.shape[0]))
-        self._common = self.store.threshold.record(self.scope, tokens, mask, declared)
-
     @property
-    def has_counted(self) -> bool:
-        """Whether `count_senders` (or `lookup`) ran, or there is no threshold to count for."""
-        return self.store.config.publish_threshold == 1 or self._common is not None
+    def counted(self) -> CommonWindows | None:
+        """What the publication threshold found common when this session looked up (None:
+        nothing counted, or no threshold), for `carry_count`."""
+        return self._common
+
+    def carry_count(self, counted: CommonWindows | None) -> None:
+        """Take the count that another session of the same request made when it looked up
+        (its `counted`): for a session that publishes what another looked up (the vLLM
+        connector's), so that the request's windows are counted once. None under a threshold
+        leaves nothing shareable."""
+        self._check_open("carry a count")
+        if counted is not None:
+            scope_tag = self.store.threshold.keys.scope_tag(self.scope.identity.digest(),
+                                                            self.scope.domain)
+            if counted.threshold is not self.store.threshold or counted.scope_tag != scope_tag:
+                raise SessionStateError(f"session {self.request_id!r}: the count carried was "
+                                        "made by another pool or for another scope")
+        self._common = counted
 
     def shareable_runs(self, token_ids: Sequence[int] | npt.NDArray[np.integer],
                        min_tokens: int) -> list[tuple[int, int]]:
         """[start, end) of each run of at least `min_tokens` tokens of a segment cut from what
         this session looked up that the publication threshold lets it publish: the whole
-        segment without a threshold, nothing before a lookup counted it."""
+        segment without a threshold, nothing before a lookup counted it (or a count was
+        carried)."""
         tokens = as_token_array(token_ids)
         if self.store.config.publish_threshold == 1:
             num_tokens = int(tokens.shape[0])

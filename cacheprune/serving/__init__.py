@@ -17,7 +17,12 @@ from cacheprune.serving.prompt import (
     render_prompt,
 )
 from cacheprune.serving.record import RequestRecord, ScoredContinuation
-from cacheprune.serving.request import ServedRequest
+from cacheprune.serving.request import (
+    RequestStatus,
+    RequestStatusError,
+    ServedRequest,
+    mask_prompt,
+)
 from cacheprune.serving.strategy import Published, SharingStrategy
 
 __all__ = [
@@ -30,12 +35,15 @@ __all__ = [
     "PublishMode",
     "Published",
     "RenderedPrompt",
+    "RequestStatus",
+    "RequestStatusError",
     "RequestRecord",
     "ScoredContinuation",
     "SamplingParams",
     "ServedRequest",
     "SharingMode",
     "SharingStrategy",
+    "mask_prompt",
     "render",
     "render_prompt",
 ]

@@ -32,10 +32,7 @@ class EngineConfig:
     annotator: AnnotatorConfig = field(default_factory=AnnotatorConfig)
     pool_budget_bytes: int = defaults.POOL_BUDGET_BYTES
     pool_ttl_s: float | None = defaults.POOL_TTL_S
-    # Entries are also found from windows every 16 tokens inside them, not only from their
-    # first tokens: a segment published by one tenant usually begins with words that follow
-    # that tenant's own private details, which the next tenant does not share.
-    anchor_stride: int | None = 16
+    anchor_stride: int | None = defaults.ANCHOR_STRIDE  # the pool's, see defaults
     # The pool's window: a match has at least this many tokens and is found through the window
     # at an anchor, then extended both ways. Segments are still published from the annotator's
     # min_len up; a match may be any part of one.

@@ -56,7 +56,6 @@ class ContextFreeSharing(PoolSharing):
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
-        self.count_senders(request, session)
         computed = computed_mask(request, prefill)
         declared = self._prefix_of(request)
         published = []

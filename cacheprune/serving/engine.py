@@ -1,4 +1,5 @@
-"""The request path: tokenize -> mask -> plan (retrieve) -> prefill -> decode -> publish.
+"""The request path: tokenize -> mask -> plan (retrieve) -> prefill -> decode -> publish, one
+`ServedRequest` carried through it (ADMITTED -> PLANNED -> PREFILLED -> STAGED -> FINISHED).
 One `Engine` serves many tenants from one shared pool; its sharing strategy decides where reused
 KV comes from and what a request gives back."""
 
@@ -11,12 +12,15 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
+import torch
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from cacheprune.detectors import DetectionPolicy, load_policy
 from cacheprune.engine import (
     Generation,
+    PrefillPlan,
     PrefillResult,
+    ReusedSpan,
     SamplingParams,
     Transformer,
     generate,
@@ -28,12 +32,12 @@ from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, PoolSession, Sco
 from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
-from cacheprune.serving.prompt import Prompt, PublicRange, inside_ranges, render
+from cacheprune.serving.prompt import Prompt, PublicRange, render
 from cacheprune.serving.public_sharing import IsolatedSharing, PaperBaselineSharing
 from cacheprune.serving.record import RequestRecord, ScoredContinuation
-from cacheprune.serving.request import ServedRequest
+from cacheprune.serving.request import Published, ServedRequest, mask_prompt
 from cacheprune.serving.sharing import PoolSharing
-from cacheprune.serving.strategy import Published, SharingStrategy
+from cacheprune.serving.strategy import SharingStrategy
 from cacheprune.tokens import TokenIds, true_runs
 
 logger = logging.getLogger(__name__)
@@ -105,16 +109,18 @@ class Engine:
         if self.probe_monitor is not None and self.probe_monitor.observe(
                 tenant, request.token_ids, request.request_id):
             strategy = self._without_reuse  # a suspected prober: nothing looked up or published
-        scope = Scope(self.identity, tenant, self.config.sharing_domain(tenant))
-        with self.pool.session(request.request_id, scope) as session:
-            plan = strategy.plan(request, session)
+        with self.session(request) as session:
+            plan = self.plan(request, session, strategy)
+            request.attach_plan(plan, session.counted)
             generation = generate(self.model, plan, sampling or SamplingParams(),
                                   self.tokenizer.stop_token_ids, request_start=started)
+            request.attach_prefill(generation.prefill)
             # Everything below runs after the first token: it is off the TTFT path.
-            published, publish_error = self._publish(strategy, request, session,
-                                                     generation.prefill)
-            if publish_error is None:
+            self._publish(strategy, request, session)
+            request.ended_well = request.publish_error is None
+            if request.ended_well:
                 session.commit()  # without it the session discards what was staged
+        request.finish()
         scored = None if score_tokens is None else self._score(generation, score_tokens)
         text = self.tokenizer.decode(generation.token_ids)
         findings = self._watch(request, text)
@@ -128,14 +134,47 @@ class Engine:
             num_hit_tokens=sum(span.length for span in plan.reused),
             hit_spans=[(span.start, span.end) for span in plan.reused],
             private_mask=request.private,
-            num_published_tokens=sum(p.num_tokens for p in published),
-            published=[p.segment_hash for p in published],
+            num_published_tokens=sum(p.num_tokens for p in request.published),
+            published=[p.segment_hash for p in request.published],
             failed_closed_reason=request.failed_closed_reason,
             finish_reason=generation.finish_reason,
-            publish_error=publish_error,
+            publish_error=request.publish_error,
             num_leak_findings=len(findings),
             scored=scored,
         )
+
+    # ---- one request's steps: `generate` takes them; the vLLM connector takes them itself
+    # (`cacheprune.vllm.blend`), in two sessions, since vLLM's request outlives its prefill.
+
+    def session(self, request: ServedRequest) -> PoolSession:
+        """The request's pool session, in its tenant's scope; use it inside `with`."""
+        scope = Scope(self.identity, request.tenant,
+                      self.config.sharing_domain(request.tenant))
+        return self.pool.session(request.request_id, scope)
+
+    def plan(self, request: ServedRequest, session: PoolSession,
+             strategy: SharingStrategy | None = None) -> PrefillPlan:
+        """Which of the request's tokens reuse pooled KV (the engine's strategy unless given);
+        looks up and reads in `session` (which counts the request's windows)."""
+        return (strategy or self.strategy).plan(request, session)
+
+    def prefill(self, plan: PrefillPlan) -> PrefillResult:
+        """The plan's prefill on the model's device (the plan's tensors moved there)."""
+        device = self.model.inv_freq.device
+        with torch.device(device):
+            return self.model.prefill(_on_device(plan, device))
+
+    def publish(self, request: ServedRequest, session: PoolSession,
+                strategy: SharingStrategy | None = None) -> list[Published]:
+        """Stage what the PREFILLED request gives back in `session` (the engine's strategy
+        unless given: the vLLM connector's publisher has its own copy of the weights). Raises
+        what the strategy raises; the caller decides what a failure costs."""
+        assert request.prefill is not None, "publish after the prefill"
+        return (strategy or self.strategy).publish(request, session, request.prefill)
+
+    def close(self) -> None:
+        """Close the pool (its files, connections and audit log)."""
+        self.pool.close()
 
     def _score(self, generation: Generation,
                token_ids: Sequence[int] | Literal["answer"]) -> ScoredContinuation:
@@ -148,11 +187,11 @@ class Engine:
         return ScoredContinuation(list(token_ids), logits.float().log_softmax(-1),
                                   time.perf_counter() - started)
 
-    def _publish(self, strategy: SharingStrategy, request: ServedRequest, session: PoolSession,
-                 prefill: PrefillResult) -> tuple[list[Published], str | None]:
+    def _publish(self, strategy: SharingStrategy, request: ServedRequest,
+                 session: PoolSession) -> None:
         """Stage what the request gives back; a failure costs the pool, never the answer."""
         try:
-            return strategy.publish(request, session, prefill), None
+            request.attach_published(self.publish(request, session, strategy))
         except Exception as error:  # noqa: BLE001
             # NOTE: the answer is decoded already; losing it for a cache write would punish
             # the tenant for an operator-side fault. The failure is logged, counted and named
@@ -160,7 +199,7 @@ class Engine:
             logger.exception("request %s: publishing failed; the answer is returned and "
                              "nothing is published", request.request_id)
             self.publish_failures.inc()
-            return [], f"{type(error).__name__}: {error}"
+            request.publish_error = f"{type(error).__name__}: {error}"
 
     def _watch(self, request: ServedRequest, answer: str) -> list[LeakFinding]:
         """Give the leak monitor this request's private text (as hashes) and its answer."""
@@ -186,16 +225,8 @@ class Engine:
             raise ValueError("tenant must be a non-empty string")
         rendered = render(self.tokenizer, prompt, public_ranges)
         encoding = self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
-        masked = self.policy.mask(rendered.text, encoding.offsets, rendered.public)
-        detection = masked.detection
-        return ServedRequest(
-            request_id=f"req-{next(self._request_numbers)}",
-            tenant=tenant,
-            token_ids=np.asarray(encoding.ids, dtype=np.int64),
-            private=masked.mask,
-            failed_closed_reason=detection.reason if detection.failed_closed else None,
-            declared_public=inside_ranges(encoding.offsets, rendered.public),
-        )
+        return mask_prompt(f"req-{next(self._request_numbers)}", tenant, rendered.text,
+                           encoding, self.policy, rendered.public)
 
     def cached_token_ids(self) -> list[TokenIds]:
         """Token ids of everything this engine's caches hold (the pool and the strategy's own):
@@ -229,3 +260,13 @@ def pool_strategy(config: EngineConfig, model: Transformer, tokenizer: ChatToken
     if config.publish_mode == "paper_baseline":
         return PaperBaselineSharing(model, config)
     return IsolatedSharing(model, config)
+
+
+def _on_device(plan: PrefillPlan, device: torch.device) -> PrefillPlan:
+    if device.type == "cpu":
+        return plan
+    return PrefillPlan(plan.token_ids.to(device), [
+        ReusedSpan(span.start, span.keys.to(device), span.values.to(device),
+                   span.source_positions.to(device),
+                   None if span.recompute is None else span.recompute.to(device))
+        for span in plan.reused])

@@ -39,7 +39,7 @@ class PoolSharing(SharingStrategy):
         """Whether the prompt tokens flagged in `computed` hold a run of `annotator.min_len`
         public tokens of the view (the shortest segment there is) that the publication
         threshold lets the session publish."""
-        view = self.count_senders(request, session)
+        view = self.search_view(request)
         publishable = computed[view.positions] & ~view.private
         shareable = session.shareable_mask(view.num_tokens)
         if shareable is not None:
@@ -50,15 +50,6 @@ class PoolSharing(SharingStrategy):
         """The attention the annotator reads: every `capture_layer_stride`-th layer."""
         layers = range(0, self.model.config.num_layers, self.config.capture_layer_stride)
         return AttentionCapture(layers=tuple(layers))
-
-    def count_senders(self, request: ServedRequest, session: PoolSession) -> PublicView:
-        """The search view, counted by the publication threshold in `session` unless `plan`
-        did it there already (a session that only publishes, as the vLLM connector's)."""
-        view = self.search_view(request)
-        if not session.has_counted:
-            session.count_senders(view.token_ids, view.private,
-                                  request.declared_public[view.positions])
-        return view
 
     def plan(self, request: ServedRequest, session: PoolSession) -> PrefillPlan:
         view = self.search_view(request)

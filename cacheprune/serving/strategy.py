@@ -8,28 +8,24 @@ and what the request gives back for others to reuse (`publish`).
 from __future__ import annotations
 
 import abc
-from typing import NamedTuple
 
 from cacheprune.engine.plan import PrefillPlan, PrefillResult
 from cacheprune.pool import PoolSession
-from cacheprune.serving.request import ServedRequest
+from cacheprune.serving.request import Published, ServedRequest
 from cacheprune.tokens import TokenIds
 
-
-class Published(NamedTuple):
-    """A segment a request staged for the pool."""
-
-    segment_hash: str
-    num_tokens: int
+__all__ = ["Published", "SharingStrategy"]
 
 
 class SharingStrategy(abc.ABC):
-    """Calling contract (the engine, once per request, in this order, inside the request's pool
-    session): `plan` before the prefill; `publish` after the answer, off the TTFT path (any
-    attention it needs it computes there). What `publish` stages becomes visible
-    only if the request ends well (the session publishes on commit). A strategy may keep state
-    across requests (a prefix cache); it must never keep a request's private tokens in anything
-    another tenant reads."""
+    """Calling contract (the engine or the vLLM connector, once per request, in this order):
+    `plan` before the prefill, in the request's pool session; `publish` after the answer, off
+    the TTFT path (any attention it needs it computes there), in the same session or in one
+    that carries its count (`PoolSession.carry_count`: the connector's). What `publish`
+    stages becomes visible only if the request ends well (the session publishes on commit).
+    A strategy reads the request; the caller advances its status (`ServedRequest`). A strategy
+    may keep state across requests (a prefix cache); it must never keep a request's private
+    tokens in anything another tenant reads."""
 
     @abc.abstractmethod
     def plan(self, request: ServedRequest, session: PoolSession) -> PrefillPlan:

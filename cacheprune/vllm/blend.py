@@ -1,61 +1,50 @@
 """One vLLM request planned, prefilled and published exactly as cacheprune's own engine serves
-it: the engine's sharing strategy, pool, identity and annotator, over vLLM's model.
+it: the engine's steps (`Engine.session`, `plan`, `prefill`, `publish`), over vLLM's model.
 
 Every pool call of the connector goes through here. The steps the own engine takes inside one
 pool session are split in two sessions, because vLLM's request outlives its prefill:
-- reading (`prefill`): the strategy's plan (lookup, read), the prefill; the session, and with
-  it every lease, ends before the KV goes into vLLM's blocks;
-- publishing (`publish`): the strategy's publication, staged in a session that stays open
-  until the request ends, then committed or aborted (`PendingPublication.settle`).
+- reading (`prefill`): the plan (lookup, read; the publication threshold counts the request's
+  windows), the prefill; the session, and with it every lease, ends before the KV goes into
+  vLLM's blocks;
+- publishing (`publish`): the publication, staged in a session that carries the reading
+  session's count (the windows are counted once) and stays inside its `with` until the
+  request ends, then commits or aborts (`PendingPublication.settle`).
+Each step advances the order's `ServedRequest` (PLANNED, PREFILLED) except `publish`, which
+runs in the publisher thread and only reads it.
 """
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
+from collections.abc import Generator
 
-import numpy as np
 import torch
 
-from cacheprune.engine.plan import PrefillPlan, PrefillResult, ReusedSpan
-from cacheprune.pool import PoolSession, Scope
-from cacheprune.serving import Engine, ServedRequest, SharingStrategy
+from cacheprune.engine.plan import PrefillPlan, ReusedSpan
+from cacheprune.serving import Engine, Published, ServedRequest, SharingStrategy
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
 
-
-@dataclass(slots=True)
-class BlendedPrefill:
-    """A prompt's KV as cacheprune's prefill computed it (reused, recomputed and computed)."""
-
-    result: PrefillResult
-
-    @property
-    def keys(self) -> torch.Tensor:
-        return self.result.keys
-
-    @property
-    def values(self) -> torch.Tensor:
-        return self.result.values
+# A publication's steps: yields the staged segments, is sent how the request ended, returns
+# the tokens published.
+PublicationSteps = Generator[list[Published], bool, int]
 
 
 class PendingPublication:
-    """Staged segments of one request, waiting for how the request ended."""
+    """Staged segments of one request, waiting for how the request ended: its publishing
+    session, suspended inside its `with` (`Blender._publication`) until `settle` resumes it.
+    One dropped unsettled is discarded when Python closes the suspended steps."""
 
-    def __init__(self, stack: contextlib.ExitStack, session: PoolSession,
-                 staged: dict[str, int]) -> None:
-        self._stack = stack
-        self._session = session
-        self._staged = staged  # segment name -> tokens
+    def __init__(self, steps: PublicationSteps) -> None:
+        self._steps = steps
+        self.published: list[Published] = next(steps, [])  # [] : ended, nothing staged
 
     def settle(self, ended_well: bool) -> int:
         """Publish (the request ended well) or discard; returns the tokens published."""
-        if ended_well:
-            self._session.commit()
-        else:
-            self._session.abort("request_did_not_end_well")
-        self._stack.close()
-        return sum(self._staged.get(str(name), 0) for name in self._session.published)
+        try:
+            self._steps.send(ended_well)
+        except StopIteration as done:
+            return int(done.value)
+        raise AssertionError("a publication is settled once")
 
 
 class Blender:
@@ -64,17 +53,16 @@ class Blender:
 
     def __init__(self, engine: Engine, publishing: SharingStrategy | None = None) -> None:
         self._engine = engine
-        self._publishing = publishing or engine.strategy
-        self._device = engine.model.inv_freq.device
+        self._publishing = publishing
 
     def prefill(self, order: PrefillOrder, local_keys: torch.Tensor | None,
-                local_values: torch.Tensor | None) -> tuple[BlendedPrefill, PrefillFigures]:
+                local_values: torch.Tensor | None) -> PrefillFigures:
         """The prompt's KV, computed as the own engine would (the first
-        `order.num_local_tokens` given, from vLLM's own cache), and what the pool served."""
-        engine, strategy = self._engine, self._engine.strategy
-        request = _served_request(order)
-        with engine.pool.session(order.request_id, self._scope(order)) as reading:
-            plan = strategy.plan(request, reading)
+        `order.num_local_tokens` given, from vLLM's own cache), attached to the order's
+        request (PREFILLED); returns what the pool served."""
+        engine, request = self._engine, order.request
+        with engine.session(request) as reading:
+            plan = engine.plan(request, reading)
             pooled = _cut(plan.reused, order.num_local_tokens)
             if local_keys is not None and local_values is not None:
                 local = ReusedSpan(0, local_keys, local_values,
@@ -82,42 +70,35 @@ class Blender:
                 plan = PrefillPlan(plan.token_ids, [local, *pooled])
             else:
                 plan = PrefillPlan(plan.token_ids, pooled)
-            with torch.device(self._device):
-                result = engine.model.prefill(_on(plan, self._device))
-        figures = PrefillFigures([(span.start, span.end) for span in pooled],
-                                 result.num_recomputed, result.num_computed,
-                                 order.num_local_tokens)
-        return BlendedPrefill(result), figures
+            request.attach_plan(plan, reading.counted)
+            request.attach_prefill(engine.prefill(plan))
+        assert request.prefill is not None
+        return PrefillFigures([(span.start, span.end) for span in pooled],
+                              request.prefill.num_recomputed, request.prefill.num_computed,
+                              order.num_local_tokens)
 
-    def publish(self, order: PrefillOrder, prefilled: BlendedPrefill
-                ) -> PendingPublication | None:
-        """Stage the request's segments; None when there is nothing to publish."""
+    def publish(self, request: ServedRequest) -> PendingPublication | None:
+        """Stage the PREFILLED request's segments; None when there is nothing to publish."""
+        publication = PendingPublication(self._publication(request))
+        return publication if publication.published else None
+
+    def _publication(self, request: ServedRequest) -> PublicationSteps:
         engine = self._engine
-        stack = contextlib.ExitStack()
-        session = stack.enter_context(engine.pool.session(order.request_id,
-                                                          self._scope(order)))
-        with stack:
-            published = self._publishing.publish(_served_request(order), session,
-                                                 prefilled.result)
+        with engine.session(request) as session:
+            session.carry_count(request.counted)
+            published = engine.publish(request, session, self._publishing)
             if not published:
-                return None
-            staged = {p.segment_hash: p.num_tokens for p in published}
-            return PendingPublication(stack.pop_all(), session, staged)
+                return 0
+            ended_well = yield published
+            if ended_well:
+                session.commit()
+            else:
+                session.abort("request_did_not_end_well")
+        staged = {p.segment_hash: p.num_tokens for p in published}
+        return sum(staged.get(str(name), 0) for name in session.published)
 
     def close(self) -> None:
-        self._engine.pool.close()
-
-    def _scope(self, order: PrefillOrder) -> Scope:
-        engine = self._engine
-        return Scope(engine.identity, order.tenant, engine.config.sharing_domain(order.tenant))
-
-
-def _served_request(order: PrefillOrder) -> ServedRequest:
-    return ServedRequest(request_id=order.request_id, tenant=order.tenant,
-                         token_ids=np.asarray(order.token_ids, dtype=np.int64),
-                         private=np.asarray(order.private, dtype=np.bool_),
-                         failed_closed_reason=None,
-                         declared_public=np.asarray(order.declared_public, dtype=np.bool_))
+        self._engine.close()
 
 
 def _cut(spans: list[ReusedSpan], num_local: int) -> list[ReusedSpan]:
@@ -133,13 +114,3 @@ def _cut(spans: list[ReusedSpan], num_local: int) -> list[ReusedSpan]:
             span.source_positions[cut:],
             None if span.recompute is None else span.recompute[cut:]))
     return kept
-
-
-def _on(plan: PrefillPlan, device: torch.device) -> PrefillPlan:
-    if device.type == "cpu":
-        return plan
-    return PrefillPlan(plan.token_ids.to(device), [
-        ReusedSpan(span.start, span.keys.to(device), span.values.to(device),
-                   span.source_positions.to(device),
-                   None if span.recompute is None else span.recompute.to(device))
-        for span in plan.reused])

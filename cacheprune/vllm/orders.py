@@ -4,37 +4,35 @@ report back (picklable, vLLM-free: vLLM ships these between its processes)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # NOTE: not imported at run time: the connector's module, which imports this one, loads
+    # in vLLM's front-end process, where cacheprune's core must not (connector.py).
+    from cacheprune.serving import ServedRequest
 
 
 @dataclass(slots=True, frozen=True)
 class PrefillOrder:
-    """Compute the KV of every token of `token_ids` but the last into `block_ids`.
+    """Compute the KV of every token of `request` but the last into `block_ids`.
 
-    The first `num_local_tokens` already hold KV in the request's blocks (vLLM's own prefix
-    cache); the rest are computed by cacheprune's prefill, reusing pooled segments. `private`
-    and `declared_public` (the operator's public ranges) have one flag per token. `publish`:
-    this is the request's first prefill, whose attention is
-    annotated and whose segments are published once the request ends well (not after a
-    preemption, when the prefill is repeated).
+    `request` is ADMITTED, a copy of the scheduler's own for this prefill (its tenant, tokens,
+    private and declared-public flags; tokens generated before a preemption are private); the
+    worker advances it. The first `num_local_tokens` already hold KV in the request's blocks
+    (vLLM's own prefix cache); the rest are computed by cacheprune's prefill, reusing pooled
+    segments. `publish`: this is the request's first prefill, whose segments are published
+    once the request ends well (not after a preemption, when the prefill is repeated).
     """
 
-    request_id: str
-    tenant: str
-    token_ids: tuple[int, ...]
-    private: tuple[bool, ...]
-    declared_public: tuple[bool, ...]
+    request: ServedRequest
     num_local_tokens: int
     block_ids: tuple[int, ...]
     publish: bool
 
     def __post_init__(self) -> None:
-        if not len(self.private) == len(self.declared_public) == len(self.token_ids):
-            raise ValueError(f"request {self.request_id}: {len(self.private)} private and "
-                             f"{len(self.declared_public)} declared-public flags for "
-                             f"{len(self.token_ids)} tokens")
-        if not 0 <= self.num_local_tokens < len(self.token_ids):
-            raise ValueError(f"request {self.request_id}: {self.num_local_tokens} local tokens "
-                             f"of {len(self.token_ids)}")
+        if not 0 <= self.num_local_tokens < self.request.num_tokens:
+            raise ValueError(f"request {self.request.request_id}: {self.num_local_tokens} "
+                             f"local tokens of {self.request.num_tokens}")
 
 
 @dataclass(slots=True)

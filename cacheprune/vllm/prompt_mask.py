@@ -1,4 +1,4 @@
-"""Which leading tokens of a prompt may be shared: decode the ids, detect, mask.
+"""A vLLM prompt's token ids made into a request: decode the ids, detect, mask.
 
 vLLM hands the connector token ids only. The detectors need text and each token's character
 span, so the ids are decoded and re-encoded with cacheprune's tokenizer (the model's own
@@ -9,52 +9,35 @@ way), no character span can be trusted and the whole prompt counts as private (f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
-from cacheprune.serving.prompt import inside_ranges
-from cacheprune.tokens import MaskArray
+from cacheprune.serving import ServedRequest, mask_prompt
 
 
-@dataclass(slots=True, frozen=True)
-class PromptMask:
-    """`private[i]`: token i is private; `declared_public[i]`: its text lies inside a range
-    the operator declared public. `shareable` tokens lead the prompt, none private."""
-
-    private: MaskArray
-    failed_closed: bool
-    declared_public: MaskArray
-
-    @property
-    def shareable(self) -> int:
-        hits = np.flatnonzero(self.private)
-        return int(hits[0]) if hits.size else int(self.private.shape[0])
-
-
-def mask_prompt(token_ids: Sequence[int], tokenizer: ChatTokenizer, policy: DetectionPolicy,
-                public_ranges: Sequence[tuple[int, int]] = ()) -> PromptMask:
-    """`public_ranges`: [start, end) character offsets into the prompt's text (its ids decoded)
-    that the operator declares public; a range outside the text raises a ValueError."""
+def mask_token_ids(request_id: str, tenant: str, token_ids: Sequence[int],
+                   tokenizer: ChatTokenizer, policy: DetectionPolicy,
+                   public_ranges: Sequence[tuple[int, int]] = ()) -> ServedRequest:
+    """The request whose prompt vLLM tokenized as `token_ids`, masked as the own engine masks
+    (`mask_prompt`); every token private (`failed_closed_reason` set) when the ids do not
+    re-encode. `public_ranges`: [start, end) character offsets into the prompt's text (its
+    ids decoded) that the operator declares public; a range outside the text raises a
+    ValueError."""
     ids = list(token_ids)
-    all_private = np.ones(len(ids), dtype=np.bool_)
     text = tokenizer.decode(ids, skip_special_tokens=False)
     for start, end in public_ranges:
         if not 0 <= start <= end <= len(text):
             raise ValueError(f"public range ({start}, {end}) lies outside the prompt's "
                              f"{len(text)} characters")
     encoding = tokenizer.encode(text)
-    none_declared = np.zeros(len(ids), dtype=np.bool_)
     if encoding.ids != ids:
-        return PromptMask(all_private, True, none_declared)
-    masked = policy.mask(text, encoding.offsets, public_ranges)
-    if masked.detection.failed_closed:
-        return PromptMask(all_private, True, none_declared)
-    return PromptMask(np.asarray(masked.mask, dtype=np.bool_), False,
-                      inside_ranges(encoding.offsets, public_ranges))
+        return ServedRequest(request_id, tenant, np.asarray(ids, dtype=np.int64),
+                             np.ones(len(ids), dtype=np.bool_), "token ids do not re-encode",
+                             np.zeros(len(ids), dtype=np.bool_))
+    return mask_prompt(request_id, tenant, text, encoding, policy, public_ranges)
 
 
 def parse_public_ranges(value: Any) -> list[tuple[int, int]]:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import torch
 
+from cacheprune.serving import ServedRequest
 from cacheprune.vllm import model_turns
-from cacheprune.vllm.blend import BlendedPrefill, Blender, PendingPublication
-from cacheprune.vllm.orders import PrefillOrder
+from cacheprune.vllm.blend import Blender, PendingPublication
 
 logger = logging.getLogger(__name__)
 PUBLISHER_THREADS = 1  # the publisher's intra-op threads: it uses idle cores, not the engine's
@@ -48,8 +48,7 @@ class Settled:
 
 @dataclass(slots=True, frozen=True)
 class _Publish:
-    order: PrefillOrder
-    prefilled: BlendedPrefill
+    request: ServedRequest  # PREFILLED; the thread only reads it
 
 
 @dataclass(slots=True, frozen=True)
@@ -70,13 +69,14 @@ class Publisher:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def submit(self, order: PrefillOrder, prefilled: BlendedPrefill) -> bool:
-        """Queue a publication; False (nothing queued) when `max_waiting` wait already."""
+    def submit(self, request: ServedRequest) -> bool:
+        """Queue the PREFILLED request's publication; False (nothing queued) when
+        `max_waiting` wait already."""
         with self._cond:
             if self._num_publishing >= self._max_waiting:
                 return False
             self._num_publishing += 1
-            self._jobs.append(_Publish(order, prefilled))
+            self._jobs.append(_Publish(request))
             self._cond.notify_all()
         self._start()
         return True
@@ -160,14 +160,14 @@ class Publisher:
                 logger.exception("cacheprune: settling the publication of %s failed",
                                  job.request_id)
             return Settled(job.request_id, published)
-        request_id = job.order.request_id
+        request_id = job.request.request_id
         with self._cond:
             cancelled = request_id in self._cancelled
             self._cancelled.discard(request_id)
         if cancelled:
             return Staged(request_id, None)
         try:
-            return Staged(request_id, self._blender.publish(job.order, job.prefilled))
+            return Staged(request_id, self._blender.publish(job.request))
         except Exception:  # noqa: BLE001 - a lost publication is only a future miss
             logger.exception("cacheprune: publication of request %s failed", request_id)
             return Staged(request_id, None)

@@ -24,14 +24,14 @@ vLLM objects are typed loosely (`Any`): this module imports nothing from vLLM.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
+from cacheprune.serving import RequestStatus, ServedRequest
 from cacheprune.vllm.detection_thread import PENDING, DetectionThread
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
-from cacheprune.vllm.prompt_mask import mask_prompt, parse_public_ranges
+from cacheprune.vllm.prompt_mask import mask_token_ids, parse_public_ranges
 from cacheprune.vllm.salts import salt_problem
 from cacheprune.vllm.settings import ISOLATE_KEY, PUBLIC_RANGES_KEY, ConnectorSettings
 
@@ -43,15 +43,6 @@ PUBLISHABLE_ENDS = frozenset({"FINISHED_STOPPED", "FINISHED_LENGTH_CAPPED",
 SHARED_TENANT = "shared"  # the tenant of every request with tenant_source "none"
 
 
-@dataclass(slots=True, frozen=True)
-class _Admission:
-    """A prompt cacheprune computes: its tenant and its private tokens."""
-
-    tenant: str
-    private: tuple[bool, ...]
-    declared_public: tuple[bool, ...]
-
-
 class SchedulerSide:
     def __init__(self, settings: ConnectorSettings, tokenizer: ChatTokenizer,
                  policy: DetectionPolicy, min_tokens: int) -> None:
@@ -59,15 +50,19 @@ class SchedulerSide:
         self._tokenizer = tokenizer
         self._policy = policy
         self._min_tokens = min_tokens  # shorter prompts can neither reuse nor publish
-        self._admissions: dict[str, _Admission | None] = {}
+        # Each request vLLM asked about, until it finishes: ADMITTED, then PREFILLED once its
+        # first prefill is ordered; None when vLLM computes it alone.
+        self._requests: dict[str, ServedRequest | None] = {}
+        # Requests whose publication was ordered and the worker has not settled (finished or
+        # not); a FINISHED one keeps vLLM stepping.
+        self._unsettled: dict[str, ServedRequest] = {}
+        # What the next step's metadata carries: prefill orders and how requests ended.
         self._orders: list[PrefillOrder] = []
-        self._prefilled: set[str] = set()  # first prefill ordered, request not finished
-        self._verdicts: dict[str, bool] = {}  # ended, verdict not yet sent
-        self._unsettled: set[str] = set()  # publication ordered, worker not done with it
+        self._verdicts: dict[str, bool] = {}
         self._warned_unsalted = False
         self._step_tokens = 0  # prompt tokens granted a prefill in the step being scheduled
         self._granted: set[str] = set()
-        self._detection: DetectionThread[_Admission] | None = \
+        self._detection: DetectionThread[ServedRequest] | None = \
             DetectionThread() if settings.detection_thread else None
 
     # ---- admission -----------------------------------------------------------------------
@@ -76,10 +71,10 @@ class SchedulerSide:
         """Tokens beyond `num_computed_tokens` (vLLM's own prefix hit) that cacheprune will
         supply: every token but the last, or 0 when cacheprune leaves the prompt to vLLM;
         None when this step's prefill tokens are spent (vLLM asks again next step)."""
-        admission = self._admit(request)
-        if admission is PENDING:
+        admitted = self._admit(request)
+        if admitted is PENDING:
             return None
-        if admission is None:
+        if admitted is None:
             return 0
         num_external = max(int(request.num_tokens) - 1 - num_computed_tokens, 0)
         if num_external == 0 or request.request_id in self._granted:
@@ -91,28 +86,25 @@ class SchedulerSide:
         self._step_tokens += num_tokens
         return num_external
 
-    def _admit(self, request: Any) -> _Admission | None | object:
-        """The request's admission; PENDING while its detection runs in the thread."""
+    def _admit(self, request: Any) -> ServedRequest | None | object:
+        """The request, ADMITTED (None: vLLM computes it alone); PENDING while its detection
+        runs in the thread."""
         request_id = request.request_id
-        if request_id in self._admissions:
-            return self._admissions[request_id]
-        if self._detection is None:
-            admission = self._admission(request)
-        else:
-            eligible = self._eligible(request)
-            if eligible is None:
-                admission = None
-            else:
-                found = self._detection.poll(request_id, lambda: self._masked(*eligible))
-                if found is PENDING:
-                    return PENDING
-                admission = found  # type: ignore[assignment]
-        self._admissions[request_id] = admission
-        return admission
-
-    def _admission(self, request: Any) -> _Admission | None:
+        if request_id in self._requests:
+            return self._requests[request_id]
         eligible = self._eligible(request)
-        return None if eligible is None else self._masked(*eligible)
+        admitted: ServedRequest | None
+        if eligible is None:
+            admitted = None
+        elif self._detection is None:
+            admitted = self._masked(*eligible)
+        else:
+            found = self._detection.poll(request_id, lambda: self._masked(*eligible))
+            if found is PENDING:
+                return PENDING
+            admitted = found  # type: ignore[assignment]
+        self._requests[request_id] = admitted
+        return admitted
 
     def _eligible(self, request: Any
                   ) -> tuple[str, str, tuple[int, ...], list[tuple[int, int]]] | None:
@@ -141,21 +133,20 @@ class SchedulerSide:
         return request.request_id, tenant, tuple(int(t) for t in prompt), public_ranges
 
     def _masked(self, request_id: str, tenant: str, prompt: tuple[int, ...],
-                public_ranges: list[tuple[int, int]]) -> _Admission | None:
+                public_ranges: list[tuple[int, int]]) -> ServedRequest | None:
         """Detection (the costly part): runs in the detection thread when it is on."""
         try:
-            masked = mask_prompt(prompt, self._tokenizer, self._policy, public_ranges)
+            masked = mask_token_ids(request_id, tenant, prompt, self._tokenizer, self._policy,
+                                    public_ranges)
         except ValueError as error:
             logger.warning("cacheprune: request %s declares bad public ranges (%s); vLLM "
                            "computes it alone", request_id, error)
             return None
-        if masked.failed_closed:
-            logger.info("cacheprune: request %s is private as a whole (detection failed "
-                        "closed or its token ids do not re-encode); vLLM computes it alone",
-                        request_id)
+        if masked.failed_closed_reason is not None:
+            logger.info("cacheprune: request %s is private as a whole (%s); vLLM computes it "
+                        "alone", request_id, masked.failed_closed_reason)
             return None
-        return _Admission(tenant, tuple(bool(flag) for flag in masked.private),
-                          tuple(bool(flag) for flag in masked.declared_public))
+        return masked
 
     def _public_ranges(self, request: Any) -> list[tuple[int, int]]:
         params = getattr(request, "kv_transfer_params", None) or {}
@@ -187,24 +178,19 @@ class SchedulerSide:
 
     def after_alloc(self, request: Any, block_ids: list[int], num_external_tokens: int) -> None:
         """The request runs this step; order its prefill if vLLM took cacheprune's tokens."""
-        admission = self._admissions.get(request.request_id)
-        if admission is None or num_external_tokens == 0:
+        admitted = self._requests.get(request.request_id)
+        if admitted is None or num_external_tokens == 0:
             return
-        token_ids = tuple(int(t) for t in request.all_token_ids)
+        token_ids = [int(t) for t in request.all_token_ids]
         num_local = len(token_ids) - 1 - num_external_tokens
-        first = request.request_id not in self._prefilled
-        # NOTE: tokens the model generated before a preemption are never looked up or
-        # published: they are marked private.
-        num_generated = len(token_ids) - len(admission.private)
-        self._orders.append(PrefillOrder(
-            request_id=request.request_id, tenant=admission.tenant, token_ids=token_ids,
-            private=admission.private + (True,) * num_generated,
-            declared_public=admission.declared_public + (False,) * num_generated,
-            num_local_tokens=num_local,
-            block_ids=tuple(block_ids), publish=first))
+        first = admitted.status is RequestStatus.ADMITTED
+        # NOTE: the order carries a copy that the worker advances (the scheduler's stays
+        # here); tokens the model generated before a preemption are private in it.
+        self._orders.append(PrefillOrder(admitted.prefill_copy(token_ids), num_local,
+                                         tuple(block_ids), publish=first))
         if first:
-            self._prefilled.add(request.request_id)
-            self._unsettled.add(request.request_id)
+            admitted.advance(RequestStatus.PREFILLED)
+            self._unsettled[request.request_id] = admitted
 
     # ---- per step ------------------------------------------------------------------------
 
@@ -218,33 +204,35 @@ class SchedulerSide:
         return orders
 
     def worker_reported(self, report: WorkerReport) -> None:
-        self._unsettled -= report.settled
+        for request_id in report.settled:
+            self._unsettled.pop(request_id, None)
 
     def has_pending_publications(self) -> bool:
         """True while a request that ended still has a publication the worker has not settled:
         vLLM must keep stepping (with empty steps) for the worker to finish it."""
-        return bool(self._verdicts) or bool(self._unsettled - self._prefilled)
+        return bool(self._verdicts) or any(
+            request.status is RequestStatus.FINISHED for request in self._unsettled.values())
 
     @property
     def num_tracked_requests(self) -> int:
         """Requests the scheduler side holds any state for (for leak checks)."""
         detecting = 0 if self._detection is None else self._detection.num_running
-        return detecting + len(set(self._admissions) | self._prefilled | self._unsettled
-                               | set(self._verdicts)
-                               | {order.request_id for order in self._orders})
+        return detecting + len(set(self._requests) | set(self._unsettled) | set(self._verdicts)
+                               | {order.request.request_id for order in self._orders})
 
     # ---- end of a request ----------------------------------------------------------------
 
     def finished(self, request: Any) -> None:
         """Every end of a request: forget it; tell the worker whether to publish."""
         request_id = request.request_id
-        self._admissions.pop(request_id, None)
+        admitted = self._requests.pop(request_id, None)
         if self._detection is not None:
             self._detection.forget(request_id)
-        self._orders = [order for order in self._orders if order.request_id != request_id]
-        if request_id not in self._prefilled:
-            return
-        self._prefilled.discard(request_id)
+        self._orders = [order for order in self._orders
+                        if order.request.request_id != request_id]
+        if admitted is None or admitted.status is not RequestStatus.PREFILLED:
+            return  # no prefill ordered: nothing to publish
+        admitted.finish()
         status = getattr(request.status, "name", str(request.status))
         if request_id in self._unsettled:
             self._verdicts[request_id] = status in PUBLISHABLE_ENDS

@@ -14,6 +14,10 @@ wait or run; a request beyond them is not published (counted in the figures as `
 later request with the same document publishes it. A publication is published or discarded
 when the scheduler's verdict on how the request ended arrives; every request with a
 publication is settled exactly once.
+
+The worker advances each order's `ServedRequest`: PREFILLED (its prefill ran), STAGED (the
+publisher staged its segments), FINISHED (its publication settled); `ended_well` is the
+scheduler's verdict, which may come before or after the staging.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Sequence
 
 import torch
 
+from cacheprune.serving import RequestStatus, ServedRequest
 from cacheprune.vllm import kv_layout, model_turns
 from cacheprune.vllm.blend import Blender, PendingPublication
 from cacheprune.vllm.kv_layout import TileLayout
@@ -66,10 +71,10 @@ class WorkerSide:
         self._num_layers = num_layers
         self._layers: list[torch.Tensor] = []
         self._device = torch.device("cpu")
-        # request id -> its verdict (None: not yet known), publication with the publisher
-        self._publishing: dict[str, bool | None] = {}
-        self._staged: dict[str, PendingPublication] = {}  # published, waiting for a verdict
-        self._settling: set[str] = set()  # verdict sent to the publisher
+        # Requests whose publication is not settled: PREFILLED (with the publisher) or STAGED.
+        self._requests: dict[str, ServedRequest] = {}
+        # The staged publications of STAGED requests whose settling is not yet sent.
+        self._publications: dict[str, PendingPublication] = {}
         self._verdicts: dict[str, bool] = {}  # arrived, not yet applied
         self._report = WorkerReport()
         self._failed_blocks: set[int] = set()
@@ -103,13 +108,16 @@ class WorkerSide:
             self._prefill(order)
 
     def _prefill(self, order: PrefillOrder) -> None:
-        stop = len(order.token_ids) - 1  # vLLM computes the last token itself
+        request = order.request
+        stop = request.num_tokens - 1  # vLLM computes the last token itself
         try:
             local_keys = local_values = None
             if order.num_local_tokens:
                 local_keys, local_values = self._gather(order.block_ids, 0,
                                                         order.num_local_tokens)
-            prefilled, figures = self._blender.prefill(order, local_keys, local_values)
+            figures = self._blender.prefill(order, local_keys, local_values)
+            prefilled = request.prefill
+            assert prefilled is not None, "the blender attaches the prefill"
             where = self._slots(order.block_ids, order.num_local_tokens, stop)
             for index, layer in enumerate(self._layers):
                 kv_layout.scatter(layer, where, self._layout,
@@ -120,23 +128,23 @@ class WorkerSide:
             # the first of these blocks itself (kv_load_failure_policy "recompute") or fails
             # the request ("fail"); either way no half-written KV is attended to.
             logger.exception("cacheprune: prefill of request %s failed; its blocks are "
-                             "reported as not loaded", order.request_id)
+                             "reported as not loaded", request.request_id)
             first_block = order.num_local_tokens // self._block_size
             self._failed_blocks.update(order.block_ids[first_block:])
             if order.publish:
-                self._mark_settled(order.request_id, 0)
+                self._mark_settled(request.request_id, 0)
             return
-        self._request_log.prefill(order.request_id, len(order.token_ids), figures)
+        self._request_log.prefill(request.request_id, request.num_tokens, figures)
         self._figures["pool"] += figures.num_pooled
         self._figures["computed"] += figures.num_computed
         self._figures["recomputed"] += figures.num_recomputed
         if not order.publish:
             return
-        if self._publisher.submit(order, prefilled):
-            self._publishing[order.request_id] = None
+        if self._publisher.submit(request):
+            self._requests[request.request_id] = request
         else:
             self._figures["dropped"] += 1
-            self._mark_settled(order.request_id, 0)
+            self._mark_settled(request.request_id, 0)
 
     # ---- after the forward pass ----------------------------------------------------------
 
@@ -144,34 +152,35 @@ class WorkerSide:
         model_turns.release_after_step()
         verdicts, self._verdicts = self._verdicts, {}
         for request_id, ended_well in verdicts.items():
-            if request_id in self._staged:
-                self._settle(request_id, self._staged.pop(request_id), ended_well)
-            elif request_id in self._publishing:
-                self._publishing[request_id] = ended_well
-                if not ended_well:
+            request = self._requests.get(request_id)
+            if request is None:
+                self._mark_settled(request_id, 0)  # nothing went to the publisher
+            elif request.ended_well is None:
+                request.ended_well = ended_well
+                if request.status is RequestStatus.STAGED:
+                    self._settle(request)
+                elif not ended_well:
                     self._publisher.cancel(request_id)
-            elif request_id not in self._settling:
-                self._mark_settled(request_id, 0)
         # NOTE: a step that computed nothing exists only to wait for publications (vLLM
         # keeps stepping for them): wait a little for one instead of spinning.
         idle = not self._computes and not verdicts and not self._report.settled
         for result in self._publisher.take_done(IDLE_STEP_WAIT_S if idle else 0.0):
-            if isinstance(result, Settled):
-                self._settling.discard(result.request_id)
-                self._mark_settled(result.request_id, result.num_published_tokens)
+            request = self._requests[result.request_id]
+            if isinstance(result, Settled) or result.publication is None:
+                del self._requests[result.request_id]
+                request.finish()
+                num_published = result.num_published_tokens if isinstance(result, Settled) else 0
+                self._mark_settled(result.request_id, num_published)
                 continue
-            verdict = self._publishing.pop(result.request_id)
-            if result.publication is None:
-                self._mark_settled(result.request_id, 0)
-            elif verdict is None:
-                self._staged[result.request_id] = result.publication
-            else:
-                self._settle(result.request_id, result.publication, verdict)
+            request.attach_published(result.publication.published)
+            self._publications[result.request_id] = result.publication
+            if request.ended_well is not None:
+                self._settle(request)
 
-    def _settle(self, request_id: str, publication: PendingPublication,
-                ended_well: bool) -> None:
-        self._settling.add(request_id)
-        self._publisher.settle(request_id, publication, ended_well)
+    def _settle(self, request: ServedRequest) -> None:
+        assert request.ended_well is not None, "settled on the scheduler's verdict"
+        publication = self._publications.pop(request.request_id)
+        self._publisher.settle(request.request_id, publication, request.ended_well)
 
     def _mark_settled(self, request_id: str, num_published_tokens: int) -> None:
         if request_id in self._report.settled:
@@ -204,17 +213,16 @@ class WorkerSide:
         for result in self._publisher.take_done():
             if isinstance(result, Staged) and result.publication is not None:
                 _discard(result.publication)
-        for publication in self._staged.values():
+        for publication in self._publications.values():
             _discard(publication)
-        self._staged.clear()
-        self._publishing.clear()
-        self._settling.clear()
+        self._publications.clear()
+        self._requests.clear()
         self._request_log.close()
         self._blender.close()
 
     @property
     def num_pending_publications(self) -> int:
-        return len(self._publishing) + len(self._staged) + len(self._settling)
+        return len(self._requests)
 
     # ---- paged cache ---------------------------------------------------------------------
 

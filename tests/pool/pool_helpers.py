@@ -58,6 +58,9 @@ def make_config(budget_tokens: int, max_context_tokens: int = 16, *,
         budget_bytes=budget_tokens * per_token,
         max_context_tokens=max_context_tokens,
         min_entry_tokens=overrides.pop("min_entry_tokens", WINDOW),
+        # NOTE: the tests' entries are found from their first tokens only unless a test sets a
+        # stride (test_pool_anchors.py); their expected matches are written for that index.
+        anchor_stride=overrides.pop("anchor_stride", None),
         **overrides,
     )
 

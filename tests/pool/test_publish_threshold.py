@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pool_helpers import WINDOW, ManualClock, kv_for, make_pool, scope, segment
 
-from cacheprune.pool import BelowThresholdError
+from cacheprune.pool import BelowThresholdError, SessionStateError
 from cacheprune.tokens import true_runs
 
 
@@ -182,19 +182,24 @@ def test_the_stores_forget_the_least_recently_sent_windows_beyond_their_bound(st
     assert len(kept) <= 8  # 2 windows x the marks a window may hold (4)
 
 
-def test_a_session_that_only_publishes_counts_before_it_stages(pool_url):
+def test_a_session_that_only_publishes_carries_the_count_of_the_one_that_looked_up(pool_url):
     """The vLLM connector looks up in one session and publishes in another: the publishing
-    session counts its tenant first (idempotent), then stages what k tenants sent."""
+    session carries the reading session's count (the windows are counted once), then stages
+    what k tenants sent."""
     pool = make_pool(200, url=pool_url, publish_threshold=2)
     tokens = segment(40, 8)
     send(pool, "a", tokens)
-    send(pool, "b", tokens, request_id="reading")
+    with pool.session("reading", scope(tenant="b")) as reading:
+        reading.lookup(tokens, np.zeros(8, dtype=bool))
+        counted = reading.counted
     keys, values, positions = kv_for(tokens)
     with pool.session("publishing", scope(tenant="b")) as session:
-        assert not session.has_counted
         assert session.shareable_runs(tokens, WINDOW) == []  # nothing counted here yet
-        session.count_senders(tokens, np.zeros(8, dtype=bool))
-        assert session.has_counted and session.shareable_runs(tokens, WINDOW) == [(0, 8)]
+        session.carry_count(counted)
+        assert session.shareable_runs(tokens, WINDOW) == [(0, 8)]
         session.stage(tokens, keys, values, positions, np.zeros(8, bool), np.zeros(8, bool))
         session.commit()
     assert pool.num_entries == 1
+    with pool.session("elsewhere", scope(tenant="b", domain="other")) as other:
+        with pytest.raises(SessionStateError, match="another scope"):
+            other.carry_count(counted)

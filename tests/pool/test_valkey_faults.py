@@ -57,7 +57,8 @@ def test_server_stopped_mid_request_serves_without_sharing_then_resumes(tmp_path
 def test_entries_evicted_by_the_server_leave_no_dangling_index(tmp_path):
     shape = KVShape(num_layers=2, num_kv_heads=2, head_dim=256)  # 8 KiB per token
     config = PoolConfig(kv_shape=shape, budget_bytes=64 * shape.entry_bytes_per_token,
-                        max_context_tokens=64, min_entry_tokens=8, ttl_s=3600.0,
+                        max_context_tokens=64, min_entry_tokens=8, anchor_stride=None,
+                        ttl_s=3600.0,
                         kv_storage_dtype="float32")
     who = Scope(EntryIdentity.for_shape("model-a", "policy-1", shape), "tenant-a")
     with LocalValkey(tmp_path / "valkey", maxmemory="6mb", policy="volatile-lru") as server:

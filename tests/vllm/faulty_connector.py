@@ -17,12 +17,12 @@ class FaultyBlender:
         self.inner = inner
 
     def prefill(self, order, local_keys, local_values):
-        if order.tenant == FAULTY_TENANT:
+        if order.request.tenant == FAULTY_TENANT:
             raise RuntimeError("fault injected by the test")
         return self.inner.prefill(order, local_keys, local_values)
 
-    def publish(self, order, prefilled):
-        return self.inner.publish(order, prefilled)
+    def publish(self, request):
+        return self.inner.publish(request)
 
 
 class FaultyConnector(CachePruneConnector):

@@ -12,7 +12,7 @@ import pytest
 
 from cacheprune.detectors import load_policy
 from cacheprune.pool import Scope
-from cacheprune.serving import Engine, EngineConfig
+from cacheprune.serving import Engine, EngineConfig, ServedRequest
 from cacheprune.vllm import model_turns
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.orders import PrefillOrder
@@ -40,10 +40,9 @@ def order(engine: Engine, request_id: str, tenant: str = "tenant-a",
     ids = engine.tokenizer.encode(PROFILE + document + "\nQuestion: when? Answer:").ids
     private = np.zeros(len(ids), dtype=np.bool_)
     private[:24] = True  # the profile's tokens (the e-mail among them)
-    return PrefillOrder(request_id=request_id, tenant=tenant, token_ids=tuple(ids),
-                        private=tuple(bool(p) for p in private),
-                        declared_public=(False,) * len(ids), num_local_tokens=0,
-                        block_ids=(), publish=True)
+    request = ServedRequest(request_id, tenant, np.asarray(ids, dtype=np.int64), private, None,
+                            np.zeros(len(ids), dtype=np.bool_))
+    return PrefillOrder(request, num_local_tokens=0, block_ids=(), publish=True)
 
 
 def results_until(publisher: Publisher, count: int) -> list[Staged | Settled]:
@@ -55,7 +54,7 @@ def results_until(publisher: Publisher, count: int) -> list[Staged | Settled]:
     return found
 
 
-def pooled_tokens(engine: Engine, ids: tuple[int, ...]) -> int:
+def pooled_tokens(engine: Engine, ids: np.ndarray) -> int:
     scope = Scope(engine.identity, "tenant-b", engine.config.sharing_domain("tenant-b"))
     with engine.pool.session("probe", scope) as session:
         matches = session.lookup(np.asarray(ids, dtype=np.int64),
@@ -67,15 +66,15 @@ def test_a_publication_staged_in_the_thread_is_found_once_committed(engine, blen
     publisher = Publisher(blender, max_waiting=2)
     try:
         first = order(engine, "p1")
-        prefilled, _ = blender.prefill(first, None, None)
-        assert publisher.submit(first, prefilled)
+        blender.prefill(first, None, None)
+        assert publisher.submit(first.request)
         (staged,) = results_until(publisher, 1)
         assert isinstance(staged, Staged) and staged.publication is not None
-        assert pooled_tokens(engine, first.token_ids[24:]) == 0  # staged, not committed
+        assert pooled_tokens(engine, first.request.token_ids[24:]) == 0  # staged only
         publisher.settle("p1", staged.publication, ended_well=True)
         (settled,) = results_until(publisher, 1)
         assert isinstance(settled, Settled) and settled.num_published_tokens > 0
-        assert pooled_tokens(engine, first.token_ids[24:]) > 0
+        assert pooled_tokens(engine, first.request.token_ids[24:]) > 0
     finally:
         assert publisher.close() == []
 
@@ -86,15 +85,16 @@ def test_bound_cancel_and_close(engine, blender):
     canal = ("Canal boats queue at the old lock gate until the keeper opens it at noon, and "
              "the towpath café sells tea to walkers from spring to late autumn. ") * 8
     first, second, third = (order(engine, f"q{i}", "tenant-c", canal) for i in range(3))
-    prefilled, _ = blender.prefill(first, None, None)
-    assert publisher.submit(first, prefilled)
+    for each in (first, second, third):
+        blender.prefill(each, None, None)
+    assert publisher.submit(first.request)
     publisher.cancel("q1")  # ended badly before its publication ran
-    assert publisher.submit(second, prefilled)
-    assert not publisher.submit(third, prefilled)  # two wait already: refused
+    assert publisher.submit(second.request)
+    assert not publisher.submit(third.request)  # two wait already: refused
     done = results_until(publisher, 2)
     assert {result.request_id: result.publication is None for result in done
             if isinstance(result, Staged)} == {"q0": False, "q1": True}
-    assert publisher.submit(third, prefilled)  # taken results free their places
+    assert publisher.submit(third.request)  # taken results free their places
     left = publisher.close()
     results = publisher.take_done()
     assert len(left) + len(results) == 1  # the third: never run, or run before the stop
@@ -156,3 +156,34 @@ def test_the_publishers_copy_of_the_weights_is_the_own_engines_model(engine, tmp
     # A folder it cannot read: None, and the publisher uses vLLM's layers instead.
     assert publishing_copy(tmp_path, config, engine.model.model_id, engine,
                            engine.tokenizer) is None
+
+
+def below_threshold_tokens(engine: Engine) -> float:
+    for line in engine.pool.metrics_text().splitlines():
+        if line.startswith("cacheprune_pool_below_threshold_tokens_total "):
+            return float(line.split()[1])
+    raise AssertionError("the pool exports no below_threshold_tokens")
+
+
+def test_a_requests_windows_are_counted_once_and_publish_under_the_threshold(default_model):
+    """The reading session counts the request's windows; the publishing session carries that
+    count instead of counting again (the pool's counter sees each request once). Under k = 3
+    the third tenant to send the document publishes it, the first two nothing."""
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, load_policy(), EngineConfig(publish_threshold=3))
+    blender = Blender(engine)
+    staged = []
+    for tenant in ("tenant-a", "tenant-b", "tenant-c"):
+        sent = order(engine, f"k-{tenant}", tenant)
+        blender.prefill(sent, None, None)
+        publication = blender.publish(sent.request)
+        staged.append(0 if publication is None else sum(n for _, n in publication.published))
+        if publication is not None:
+            assert publication.settle(ended_well=True) == staged[-1]
+    num_public = sent.request.num_tokens - 24  # the profile's 24 tokens are private
+    # Independent reference: the first two find no window that 3 tenants sent (every public
+    # token is below the threshold, once each); the third finds every window common.
+    assert below_threshold_tokens(engine) == 2 * num_public
+    assert staged[:2] == [0, 0] and staged[2] > 0
+    assert pooled_tokens(engine, sent.request.token_ids[24:]) > 0
+    engine.close()

@@ -111,7 +111,7 @@ def test_without_tenant_source_every_request_is_one_shared_tenant(tokenizer):
     assert side.matched_tokens(req, 0) == req.num_tokens - 1
     side.after_alloc(req, [3, 4], req.num_tokens - 1)
     (order,) = side.build_orders().prefills
-    assert order.tenant == "shared"
+    assert order.request.tenant == "shared"
 
 
 def test_order_carries_the_real_private_mask(tokenizer):
@@ -121,10 +121,10 @@ def test_order_carries_the_real_private_mask(tokenizer):
     side.after_alloc(req, [7, 2, 9], req.num_tokens - 1)
     orders = side.build_orders()
     (order,) = orders.prefills
-    flagged = {i for i, flag in enumerate(order.private) if flag}
+    flagged = {i for i, flag in enumerate(order.request.private) if flag}
     assert secret_tokens(tokenizer, PROMPT, SECRET) <= flagged
     assert len(flagged) < 20  # the rest of the prompt stays shareable
-    assert (order.tenant, order.block_ids, order.num_local_tokens, order.publish) == \
+    assert (order.request.tenant, order.block_ids, order.num_local_tokens, order.publish) == \
         ("tenant-a", (7, 2, 9), 0, True)
     assert side.build_orders().prefills == []  # one order per allocation
 
@@ -169,8 +169,8 @@ def test_resumed_request_is_prefilled_again_without_publishing(tokenizer):
     side.after_alloc(req, [5, 6, 8], offered)
     (order,) = side.build_orders().prefills
     assert order.publish is False and order.num_local_tokens == 128
-    assert order.private[-2:] == (True, True)  # generated tokens are never shared
-    assert len(order.token_ids) == req.num_tokens
+    assert order.request.private[-2:].tolist() == [True, True]  # generated: never shared
+    assert order.request.num_tokens == req.num_tokens
 
 
 def test_settled_before_the_end_needs_no_verdict(tokenizer):
@@ -206,7 +206,7 @@ def test_declared_public_ranges_are_not_scanned(tokenizer):
     assert side.matched_tokens(req, 0) == req.num_tokens - 1
     side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
     (order,) = side.build_orders().prefills
-    flagged = {i for i, flag in enumerate(order.private) if flag}
+    flagged = {i for i, flag in enumerate(order.request.private) if flag}
     assert not flagged & secret_tokens(tokenizer, PROMPT, SECRET)
 
 
@@ -234,7 +234,7 @@ def test_a_step_prefills_up_to_its_token_budget_and_the_rest_waits(tokenizer):
     assert side.matched_tokens(second, 0) is None  # over the budget: not this step
     assert side.matched_tokens(first, 0) == first.num_tokens - 1  # asked again: same answer
     side.after_alloc(first, [1, 2], first.num_tokens - 1)
-    assert [order.request_id for order in side.build_orders().prefills] == ["r0"]
+    assert [order.request.request_id for order in side.build_orders().prefills] == ["r0"]
     assert side.matched_tokens(second, 0) == second.num_tokens - 1  # the next step
     assert side.matched_tokens(third, 0) is None
     side.build_orders()
@@ -261,7 +261,8 @@ def test_detection_in_its_thread_admits_as_detection_inline_does(tokenizer):
     threaded.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
     inline.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
     (ours,), (theirs,) = threaded.build_orders().prefills, inline.build_orders().prefills
-    assert ours.private == theirs.private and any(ours.private)  # the e-mail is private
+    ours, theirs = ours.request.private.tolist(), theirs.request.private.tolist()
+    assert ours == theirs and any(ours)  # the e-mail is private
     # Fail closed: a prompt whose ids do not re-encode is not admitted, in the thread too.
     odd = request(tokenizer, "r2", prompt_token_ids=[*req.prompt_token_ids[:-1], 10**6])
     assert answer_after_detection(threaded, odd) == 0
