@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from serving_helpers import DOCUMENT as FERRY
+from serving_helpers import pool_entries
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import PrefillPlan
@@ -175,3 +176,51 @@ def test_a_publisher_that_reused_a_sentence_still_publishes_its_whole_document(
     reader = engine.generate("b", _messages("b", document), PARAMS)
     served = _hits_in_document(tokenizer, "b", document, reader.hit_spans)
     assert served.all(), np.flatnonzero(~served)
+
+
+@pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
+def test_a_short_common_prompt_start_is_an_entry_of_its_own(default_model, policy,
+                                                           publish_mode):
+    """Tenants who share the system prompt and the chat markup but open their notes
+    differently have a common prompt start shorter than a segment. Once k = 2 of them sent it,
+    it is an entry of its own, with the KV of a full prefill; a third tenant reuses exactly it
+    and answers as full recomputation does."""
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy,
+                    EngineConfig(publish_threshold=2, publish_mode=publish_mode))
+    system = ("You answer questions about the hill tram of the old town. Keep every answer "
+              "short, polite and about the tram.")
+    openings = {"a": "Dana here, with a question.", "b": "Good morning! Li writing again.",
+                "c": "Sam once more; one last thing."}
+    messages = {tenant: [{"role": "system", "content": system},
+                         {"role": "user", "content": f"{opening}\n\n{DOCUMENT}\n\n"
+                                                     "How often does the tram run?"}]
+                for tenant, opening in openings.items()}
+    ids = {tenant: tokenizer.encode(render_prompt(tokenizer, m, ())[0]).ids
+           for tenant, m in messages.items()}
+    common = 0
+    while len({ids[t][common] for t in ids}) == 1:
+        common += 1
+    assert engine.config.match_window <= common < engine.config.annotator.min_len
+    start = np.asarray(ids["a"][:common], dtype=np.int64)
+
+    def prompt_starts() -> list[np.ndarray]:
+        return [t for t in engine.pool.stored_token_ids() if np.array_equal(t, start)]
+
+    engine.generate("a", messages["a"], PARAMS)
+    assert prompt_starts() == []  # one sender of 2
+    engine.generate("b", messages["b"], PARAMS)
+    assert len(prompt_starts()) == 1
+    (entry,) = [e for e in pool_entries(engine, start) if e[0] == 0]
+    _, keys, values, positions, marks = entry
+    assert keys.shape[2] == common and not marks.any()
+    np.testing.assert_array_equal(positions, np.arange(common))
+    full = model.prefill(PrefillPlan.full(torch.tensor(ids["b"])))
+    torch.testing.assert_close(keys, full.keys[:, :, :common].to(keys.dtype), atol=1e-5, rtol=0)
+    torch.testing.assert_close(values, full.values[:, :, :common].to(values.dtype), atol=1e-5,
+                               rtol=0)
+
+    third = engine.generate("c", messages["c"], PARAMS)
+    assert third.hit_spans[0] == (0, common)
+    fresh = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing"))
+    assert third.text == fresh.generate("c", messages["c"], PARAMS).text
