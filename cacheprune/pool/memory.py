@@ -230,6 +230,7 @@ class MemoryPool(PoolStore):
             for entry in victims:
                 self._remove_locked(entry, "erased")
             self._audit.record("erase", tenant=tag, num_tokens=sum(e.num_tokens for e in victims))
+            self.threshold.forget_tenant(tenant)
             return len(victims)
 
     def evict(self, num_bytes: int) -> int:

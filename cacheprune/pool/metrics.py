@@ -91,6 +91,9 @@ class PoolMetrics:
         self.forged_senders = counter(
             "forged_senders", "Sender marks found in the store that the pool key did not make"
         )
+        self.erased_senders = counter(
+            "erased_senders", "Sender marks removed because their tenant was erased"
+        )
 
     def text(self) -> str:
         """All metrics in the Prometheus text exposition format."""

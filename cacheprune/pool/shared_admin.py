@@ -104,6 +104,7 @@ class SharedAdmin(SharedMedium):
                 self._audit.record("invalidate", segment_hash=head.name, reason="erased",
                                    tenant=tag)
         self._audit.record("erase", tenant=tag, num_tokens=sum(h.num_tokens for h in victims))
+        self.threshold.forget_tenant(tenant)
         return erased
 
     def entry_infos(self) -> list[EntryInfo]:

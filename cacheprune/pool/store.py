@@ -81,8 +81,9 @@ class PoolStore(RequestStore):
 
     @abc.abstractmethod
     def erase_tenant(self, tenant: str) -> int:
-        """Remove every entry `tenant` published, in every domain; returns the count.
-        Audited with the tenant's keyed hash only."""
+        """Remove every entry `tenant` published, in every domain, and the sender marks it
+        left for the publication threshold; returns the count of entries. Audited with the
+        tenant's keyed hash only."""
 
     @abc.abstractmethod
     def evict(self, num_bytes: int) -> int:

@@ -24,6 +24,7 @@ them is common without being counted.
 from __future__ import annotations
 
 import abc
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -48,6 +49,8 @@ CAP_PER_THRESHOLD = 4
 WINDOWS_PER_BUDGET_TOKEN = 16
 MIN_WINDOWS = 100_000
 
+# (window id of each mark, the marks) -> which of them to remove
+SelectMarks = Callable[[npt.NDArray[np.uint64], list[bytes]], MaskArray]
 Guard = Callable[[str, Callable[[], list[list[bytes]]], list[list[bytes]]], list[list[bytes]]]
 
 
@@ -63,6 +66,12 @@ class SenderCountStore(abc.ABC):
         `max_windows` windows at most (the least recently sent go first; a server with its own
         memory policy may ignore it). Raises only `MediumError`/`OSError` (the caller counts
         nothing common then)."""
+
+
+    @abc.abstractmethod
+    def forget(self, select: SelectMarks) -> int:
+        """Remove every mark `select` flags (given, batch by batch, each mark's window id and
+        bytes); returns how many. Raises `MediumError`/`OSError` when the store fails."""
 
 
 class MemorySenderCounts(SenderCountStore):
@@ -90,6 +99,18 @@ class MemorySenderCounts(SenderCountStore):
             while len(self._windows) > max_windows:
                 self._windows.popitem(last=False)
         return found
+
+    def forget(self, select: SelectMarks) -> int:
+        with self._lock:
+            held = [(window_id, mark) for window_id, senders in self._windows.items()
+                    for mark in senders]
+            if not held:
+                return 0
+            window_ids = np.fromiter((w for w, _ in held), dtype=np.uint64, count=len(held))
+            chosen = select(window_ids, [mark for _, mark in held])
+            for window_id, mark in itertools.compress(held, chosen):
+                del self._windows[window_id][mark]
+            return int(chosen.sum())
 
 
 @dataclass(slots=True, frozen=True)
@@ -166,6 +187,19 @@ class PublicationThreshold:
         self.metrics.below_threshold_tokens.inc(num_public - int(shareable.sum()))
         return CommonWindows(self, scope_tag, shareable,
                              frozenset(int(i) for i in ids[common].tolist()))
+
+    def forget_tenant(self, tenant: str) -> int:
+        """Remove every mark `tenant` left, on every window (erasure: a window it sent then
+        counts one sender fewer at once, not only once its marks expire); returns how many.
+        Reads every mark in the store; a store failure raises (`MediumError`/`OSError`)."""
+        sender = np.uint64(int(self.keys.tenant_tag(tenant)[:16], 16))
+
+        def of_tenant(window_ids: npt.NDArray[np.uint64], marks: list[bytes]) -> MaskArray:
+            return self.keys.mark_senders(marks, window_ids) == sender
+
+        forgotten = self.counts.forget(of_tenant)
+        self.metrics.erased_senders.inc(forgotten)
+        return forgotten
 
     def _common(self, scope: Scope, window_ids: npt.NDArray[np.uint64]) -> MaskArray:
         tenant_tag = self.keys.tenant_tag(scope.tenant)

@@ -8,23 +8,26 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from cacheprune.pool.shared_medium import MediumError
-from cacheprune.pool.threshold import CAP_PER_THRESHOLD, SenderCountStore
+from cacheprune.pool.threshold import CAP_PER_THRESHOLD, SelectMarks, SenderCountStore
 
 _SQL_CHUNK = 500  # ids per SELECT ... IN (...): far below SQLite's limit on parameters
 _TRIM_EVERY = 64  # calls between two trims of the table to its most recent rows
+_FORGET_BATCH = 1000  # windows (Valkey) or rows (SQLite) read per batch by `forget`
 
 
 class ValkeySenderCounts(SenderCountStore):
-    def __init__(self, server: Callable[[], AbstractContextManager[object]],
+    def __init__(self, server: Callable[[], AbstractContextManager[Any]],
                  add_senders: Callable[..., object], prefix: bytes) -> None:
         self._server = server
         self._add_senders = add_senders
@@ -41,6 +44,28 @@ class ValkeySenderCounts(SenderCountStore):
         if not isinstance(found, list) or len(found) != window_ids.shape[0]:
             raise MediumError("the server answered the sender count with another shape")
         return [list(window) if isinstance(window, list) else [] for window in found]
+
+    def forget(self, select: SelectMarks) -> int:
+        forgotten = 0
+        with self._server() as client:
+            scan = client.scan_iter(match=self._prefix + b"*", count=_FORGET_BATCH)
+            for keys in _batches(scan, _FORGET_BATCH):
+                reading = client.pipeline(transaction=False)
+                for key in keys:
+                    reading.zrange(key, 0, -1)
+                held = [(key, mark) for key, marks in zip(keys, reading.execute(), strict=True)
+                        for mark in marks if isinstance(mark, bytes) and len(mark) == 16]
+                if not held:
+                    continue
+                window_ids = np.frombuffer(b"".join(key[len(self._prefix):] for key, _ in held),
+                                           dtype="<u8").astype(np.uint64)
+                chosen = select(window_ids, [mark for _, mark in held])
+                removing = client.pipeline(transaction=False)
+                for key, mark in itertools.compress(held, chosen):
+                    removing.zrem(key, mark)
+                removing.execute()
+                forgotten += int(chosen.sum())
+        return forgotten
 
 
 class FileSenderCounts(SenderCountStore):
@@ -95,10 +120,37 @@ class FileSenderCounts(SenderCountStore):
             raise MediumError(f"sender counts: {type(error).__name__}") from error
         return [found.get(window, []) for window in signed]
 
+    def forget(self, select: SelectMarks) -> int:
+        forgotten = 0
+        try:
+            with self._lock, _transaction(self._db()) as db:
+                rows = db.execute("SELECT window, mark FROM senders")
+                doomed: list[tuple[int, bytes]] = []
+                while batch := rows.fetchmany(_FORGET_BATCH):
+                    window_ids = np.array([w for w, _ in batch], dtype=np.int64).view(np.uint64)
+                    chosen = select(window_ids, [mark for _, mark in batch])
+                    doomed.extend(itertools.compress(batch, chosen))
+                db.executemany("DELETE FROM senders WHERE window = ? AND mark = ?", doomed)
+                forgotten = len(doomed)
+        except sqlite3.Error as error:
+            raise MediumError(f"sender counts: {type(error).__name__}") from error
+        return forgotten
+
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def _batches(items: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
+    batch: list[bytes] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 @contextmanager

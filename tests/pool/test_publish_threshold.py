@@ -100,6 +100,22 @@ def test_declared_public_tokens_are_shareable_uncounted(pool_url):
     assert runs == [(0, 6)]  # the declared stretch, not the tenant's own text after it
 
 
+def test_an_erased_tenant_no_longer_counts_as_a_sender(pool_url):
+    """Erasure removes the tenant's marks at once (not only when they expire): a window it
+    sent counts one sender fewer, while the other tenants' marks stay."""
+    pool = make_pool(200, url=pool_url, publish_threshold=2)
+    document, other = segment(100, 12), segment(300, 12)
+    send(pool, "a", document)
+    send(pool, "b", other)
+    assert pool.erase_tenant("a") == 0  # no entry, but its marks on every window
+    windows = len(document) - WINDOW + 1
+    erased = pool.metrics.registry.get_sample_value("cacheprune_pool_erased_senders_total")
+    assert erased == windows
+    assert send(pool, "c", document)[0] == []  # only c now: a does not count any more
+    assert send(pool, "d", other)[0] == [(0, 12)]  # b's marks were left alone
+    assert send(pool, "e", document)[0] == [(0, 12)]  # c and e
+
+
 def test_senders_are_forgotten_after_the_ttl(pool_url):
     clock = ManualClock()
     pool = make_pool(200, url=pool_url, publish_threshold=2, sender_count_ttl_s=60.0,
