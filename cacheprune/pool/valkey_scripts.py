@@ -102,8 +102,8 @@ end
 local used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
 """
 # Evict until the total is at most ARGV[1] (with ARGV[2] == '1': until ARGV[1] bytes are
-# freed); ARGV[3] the entry key prefix, ARGV[4] the leased
-# names. Returns {total, bytes freed, names evicted}.
+# freed); ARGV[3] the entry key prefix, ARGV[4] the leased names. Returns {total, bytes freed,
+# names evicted}.
 MAKE_ROOM = _MAKE_ROOM_PRELUDE + """
 local limit = tonumber(ARGV[1])
 if ARGV[2] == '1' then limit = used - limit end
