@@ -1,7 +1,8 @@
 """The pool across machines: two processes, one Valkey server on loopback, ratios side by side.
 
 1. Two processes as two machines, each its own engine on the default model: tenant A (process 1)
-   asks about a document, with private details before it; tenant B (process 2) asks about the
+   asks about a document (the first `--words` words of a shipped one), with private details
+   before it; then tenant B (process 2, started after process 1 has exited) asks about the
    same document with other private details. Printed: the share of the document's tokens B
    reuses from A, and B's TTFT with the shared pool against no sharing (same process, warm).
 2. Reading a 2,048-token segment of the default model's KV from Valkey, against recomputing it.
@@ -9,7 +10,7 @@
 
 Targets: B reuses >= 95% of the document tokens with TTFT >= 3x lower; the read <= 10% of the
 recompute; lookup <= 20 ms at 100k entries; memory:// as fast as benchmarks/pool_lookup.py.
-Run: python benchmarks/pool_backends.py [--entries 100000]
+Run: python benchmarks/pool_backends.py [--entries 100000] [--words 1500]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -46,12 +48,14 @@ PROFILES = {
 }
 
 
-def serve_one(role: str, url: str) -> dict[str, float]:
+def serve_one(role: str, url: str, num_words: int) -> dict[str, float]:
     """One process: an engine on `url`; tenant A publishes, or tenant B is measured."""
     from cacheprune.serving import Engine, EngineConfig, SamplingParams
     from eval.data import load_documents, project_data_dir
+    from eval.workload import truncate_text
 
-    first, second = load_documents("default", project_data_dir(), 2)[:2]
+    first, second = (replace(document, context=truncate_text(document.context, num_words, None))
+                     for document in load_documents("default", project_data_dir(), 2)[:2])
     sampling = SamplingParams(max_new_tokens=1)
 
     def prompt(tenant: str, document: str) -> str:
@@ -78,17 +82,19 @@ def serve_one(role: str, url: str) -> dict[str, float]:
     end = start + len(shared.tokenizer.encode(first.context).ids)
     in_document = sum(max(0, min(stop, end) - max(begin, start))
                       for begin, stop in warm.hit_spans)
-    return {"reused": in_document / (end - start),
+    return {"reused": in_document / (end - start), "document_tokens": end - start,
+            "document_words": first.num_words,
             "ttft_shared_s": statistics.median(r.stats.ttft_s for r in warms),
             "ttft_alone_s": statistics.median(r.stats.ttft_s for r in colds)}
 
 
-def two_machines(url: str) -> dict[str, float]:
+def two_machines(url: str, num_words: int) -> dict[str, float]:
     results = {}
     for role in ("tenant-a", "tenant-b"):
         # The child reads the shipped workload through the eval package at the project's root.
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-        done = subprocess.run([sys.executable, __file__, "--role", role, "--url", url],
+        done = subprocess.run([sys.executable, __file__, "--role", role, "--url", url,
+                               "--words", str(num_words)],
                               capture_output=True, text=True, env=env)
         if done.returncode != 0:
             sys.exit(f"the {role} process failed:\n{done.stderr[-3000:]}")
@@ -141,19 +147,25 @@ def lookups(url: str, num_entries: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--words", type=int, default=1500,
+                        help="the document is the first WORDS words of a shipped one")
     parser.add_argument("--role", choices=sorted(PROFILES), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.words < 1:
+        parser.error(f"--words must be at least 1, got {args.words}")
     if args.role:
-        print(json.dumps(serve_one(args.role, args.url)))
+        print(json.dumps(serve_one(args.role, args.url, args.words)))
         return
     os.environ.setdefault("CACHEPRUNE_POOL_KEY", secrets.token_hex(32))
     with tempfile.TemporaryDirectory() as folder, \
             LocalValkey(folder, port=16379 + secrets.randbelow(1000)) as server:
         url = server.url
-        machines = two_machines(url)
-        print(f"two processes over Valkey on loopback: tenant B reused {machines['reused']:.1%}"
-              f" of the document tokens tenant A published (target >= 95%)")
+        machines = two_machines(url, args.words)
+        print(f"two processes over Valkey on loopback, a {machines['document_words']:,.0f}-word"
+              f" document ({machines['document_tokens']:,.0f} tokens): tenant B reused "
+              f"{machines['reused']:.1%} of the document tokens tenant A published "
+              "(target >= 95%)")
         ratio = machines["ttft_alone_s"] / machines["ttft_shared_s"]
         print(f"  TTFT (medians of {REPEATS}) no sharing {machines['ttft_alone_s']:.3f} s | "
               f"shared pool {machines['ttft_shared_s']:.3f} s | ratio {ratio:.1f}x (target >= 3x)",

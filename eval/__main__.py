@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import get_args
 
 from cacheprune import defaults
 from cacheprune.detectors import load_policy
@@ -25,6 +26,7 @@ from cacheprune.models import (
     model_identity,
     read_config,
 )
+from cacheprune.pool import PoolConfigError, parse_pool_url
 from eval.attacks import AttackSettings
 from eval.attacks.oracles import ORACLES
 from eval.bound import OracleBound
@@ -111,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="where the sharing systems keep their pool: memory:// (default), "
                              "file:///folder, redis://host:port/db or unix:///socket; a shared "
                              "pool needs $CACHEPRUNE_POOL_KEY and should start empty")
+    parser.add_argument("--kv-storage-dtype", choices=get_args(defaults.StoredDtype),
+                        help="how a shared --pool (file://, redis://, unix://) stores K and V "
+                             f"(default {defaults.POOL_KV_STORAGE_DTYPE}); memory:// keeps the "
+                             "engine's float32 tensors, so it takes float32 only")
     return parser
 
 
@@ -141,6 +147,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_words < 0:
         print(f"error: --max-words must be 0 (whole documents) or a positive number of words, "
               f"got {args.max_words}", file=sys.stderr)
+        return 2
+    try:
+        pool_scheme = parse_pool_url(args.pool).scheme
+    except PoolConfigError as error:
+        print(f"error: --pool: {error}", file=sys.stderr)
+        return 2
+    if pool_scheme == "memory" and args.kv_storage_dtype not in (None, "float32"):
+        print(f"error: --kv-storage-dtype {args.kv_storage_dtype} needs a shared --pool "
+              "(file://, redis://, unix://): memory:// keeps the engine's float32 tensors",
+              file=sys.stderr)
         return 2
     pooled = [name for name in args.systems if SYSTEMS[name].mode in POOL_MODES]
     if args.pool != "memory://" and len(pooled) > 1:
@@ -212,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         assert model is not None, "the engine backend loaded the model"
         model_id = model.model_id
         bound = OracleBound(model, tokenizer, policy, args.publish_threshold)
-        systems = with_threshold({name: replace(SYSTEMS[name], pool_url=args.pool)
+        storage = {} if args.kv_storage_dtype is None else {
+            "kv_storage_dtype": args.kv_storage_dtype}
+        systems = with_threshold({name: replace(SYSTEMS[name], pool_url=args.pool, **storage)
                                   for name in args.systems}, args.publish_threshold)
         attack_only = with_threshold({name: SYSTEMS[name] for name in args.attack_systems
                                       if name not in args.systems}, args.publish_threshold)
@@ -232,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
         "probe_budget": args.probe_budget, "dictionary_size": args.dictionary_size,
         "dictionary_oracles": args.dictionary_oracles, "extension_oracles": args.extension_oracles,
         "attack_systems": args.attack_systems, "publish_threshold": args.publish_threshold,
-        "policy": args.policy,
+        "policy": args.policy, "pool": pool_scheme,
+        "kv_storage_dtype": "float32" if pool_scheme == "memory" else (
+            args.kv_storage_dtype or defaults.POOL_KV_STORAGE_DTYPE),
         "private_fraction": sum(r.private_fraction for r in requests) / len(requests),
         "wall_s": time.perf_counter() - started,
         "timings_s": clock.seconds,

@@ -10,13 +10,14 @@ machine.
     <root>/tombstones/<subject>      erasure and invalidation tombstones (tombstones.py)
     <root>/lock                      flock held while publishing, evicting, cleaning
 
-The folder is checked when opened (file_folder.py): ours, 0700, no links. Every name is
-generated here (hex, or the caller's checked owner/staging id); nothing read from the folder is
-ever used as a path. Lookups and reads take no lock: an entry file appears by one rename and a
-reader verifies its tags before using a byte. Files are opened with O_NONBLOCK and used only
-if they are regular files (a FIFO in place of an entry is a miss); the lock is waited for at
-most `store_timeout_s` (a process holding it costs one timeout, then the breaker skips the
-folder). A disk error (full, read-only) is an `OSError` that `SharedPool` counts as a fault.
+The folder is checked when opened (file_folder.py): ours, 0700, no links; its files are
+handled by file_io.py (regular files only, so a FIFO in place of an entry is a miss; whole
+writes by rename; the lock waited for at most `store_timeout_s`: a process holding it costs
+one timeout, then the breaker skips the folder). Every name is generated here (hex, or the
+caller's checked owner/staging id); nothing read from the folder is ever used as a path.
+Lookups and reads take no lock: an entry file appears by one rename and a reader verifies its
+tags before using a byte. A disk error (full, read-only) is an `OSError` that `SharedPool`
+counts as a fault.
 
 NOTE: a use updates the rank without the lock (a lookup never waits for it): two processes
 using one entry at the same moment may count one use, not two.
@@ -25,13 +26,10 @@ using one entry at the same moment may count one use, not two.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
-import secrets
-import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 from cacheprune.pool.anchor_records import MAX_ANCHOR_BYTES, RECORD, without_records
 from cacheprune.pool.codec import (
@@ -46,11 +44,11 @@ from cacheprune.pool.codec import (
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.errors import PoolConfigError
 from cacheprune.pool.eviction import next_use_rank
-from cacheprune.pool.file_folder import open_pool_folder
+from cacheprune.pool.file_io import FolderFiles
 from cacheprune.pool.handles import Lease
 from cacheprune.pool.keys import PoolKey
 from cacheprune.pool.shared import SharedPool
-from cacheprune.pool.shared_medium import Garbled, MediumError
+from cacheprune.pool.shared_medium import Garbled
 from cacheprune.pool.threshold_stores import FileSenderCounts
 from cacheprune.pool.url import PoolURL
 from cacheprune.retriever import EntryName
@@ -58,8 +56,6 @@ from cacheprune.retriever import EntryName
 _NAME = re.compile(r"^[0-9a-f]{64}$")
 _OWNER = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
 _SUBJECT = re.compile(r"^(tenant-[0-9a-f]{32}|entry-[0-9a-f]{64})$")
-_FILE_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-_LOCK_POLL_S = 0.005
 # A lease or staged file older than this belongs to a process that died without cleaning up.
 STALE_AFTER_S = 3600.0
 
@@ -77,86 +73,19 @@ class FilePool(SharedPool):
                  clock: Callable[[], float]) -> None:
         super().__init__(url.redacted, config, key, clock)
         self.root = url.path
-        self._dirs = open_pool_folder(url.path)
+        self._files = FolderFiles(url.path, config.store_timeout_s, lambda name: self._miss(
+            None, EntryName(name), "not_regular"))
         self._sender_counts = FileSenderCounts(os.path.join(url.path, "senders.sqlite"),
                                                config.store_timeout_s)
         self.threshold = self._threshold_over(self._sender_counts)
-
-    # ---- files ---------------------------------------------------------------------------
-
-    def _read(self, folder: str, name: str, limit: int | None = None, *,
-              records: bool = False) -> bytes | None:
-        """The file's bytes (the first `limit`); None if it is missing or not a regular file
-        (counted as a miss). `records`: b"\\x00" if it is not a whole number of records."""
-        try:
-            descriptor = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=self._dirs[folder])
-        except FileNotFoundError:
-            return None
-        except OSError as error:  # a link planted under one of our names, or I/O
-            raise MediumError(f"{folder}/{name[:16]}...: {error.strerror}") from error
-        with os.fdopen(descriptor, "rb") as file:
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                self._miss(None, EntryName(name), "not_regular")
-                return None
-            if records and info.st_size % RECORD.size:
-                return b"\x00"  # garbled
-            return file.read() if limit is None else file.read(limit)
-
-    def _write_new(self, folder: str, name: str, value: bytes) -> None:
-        """Write `value` under a temporary name and rename it into place (readers see all or
-        nothing)."""
-        temporary = f".tmp-{secrets.token_hex(8)}"
-        directory = self._dirs[folder]
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS
-        try:
-            descriptor = os.open(temporary, flags, 0o600, dir_fd=directory)
-            with os.fdopen(descriptor, "wb") as file:
-                file.write(value)
-            os.rename(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-        except OSError as error:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary, dir_fd=directory)
-            raise MediumError(f"cannot write {folder}/: {error.strerror}") from error
-
-    def _unlink(self, folder: str, name: str) -> bool:
-        try:
-            os.unlink(name, dir_fd=self._dirs[folder])
-            return True
-        except FileNotFoundError:
-            return False
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        flags = os.O_RDWR | os.O_CREAT | _FILE_FLAGS
-        try:
-            descriptor = os.open("lock", flags, 0o600, dir_fd=self._dirs["root"])
-        except OSError as error:
-            raise MediumError(f"cannot open the pool's lock file: {error.strerror}") from error
-        try:
-            deadline = time.monotonic() + self.config.store_timeout_s
-            while True:
-                try:
-                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise MediumError("the pool's lock is held by another process for "
-                                          f"more than {self.config.store_timeout_s} s") from None
-                    time.sleep(_LOCK_POLL_S)
-            yield
-        finally:
-            os.close(descriptor)  # releases the lock
-
-    def _listing(self, folder: str) -> list[str]:
-        return [name for name in os.listdir(self._dirs[folder]) if not name.startswith(".")]
 
     # ---- the medium ----------------------------------------------------------------------
 
     def _get_anchors(self, anchor_ids: list[bytes]) -> tuple[dict[bytes, bytes], Garbled]:
         found, garbled = {}, []
         for anchor_id in dict.fromkeys(anchor_ids):
-            records = self._read("anchors", anchor_id.hex(), MAX_ANCHOR_BYTES, records=True)
+            records = self._files.read("anchors", anchor_id.hex(), MAX_ANCHOR_BYTES,
+                                       record_size=RECORD.size)
             if records is None or records == b"":
                 continue
             if len(records) % RECORD.size:
@@ -166,33 +95,33 @@ class FilePool(SharedPool):
         return found, garbled
 
     def _rewrite_anchors(self, dropped: dict[bytes, set[bytes]], garbled: Garbled) -> None:
-        with self._locked():
+        with self._files.locked():
             for anchor_id in garbled:
-                self._unlink("anchors", anchor_id.hex())
+                self._files.unlink("anchors", anchor_id.hex())
             for anchor_id, records in dropped.items():
-                kept = without_records(self._read("anchors", anchor_id.hex()) or b"", records)
+                kept = without_records(self._files.read("anchors", anchor_id.hex()) or b"", records)
                 if kept:
-                    self._write_new("anchors", anchor_id.hex(), kept)
+                    self._files.write_new("anchors", anchor_id.hex(), kept)
                 else:
-                    self._unlink("anchors", anchor_id.hex())
+                    self._files.unlink("anchors", anchor_id.hex())
 
     def _get_heads(self, wanted: list[tuple[EntryName, int]]) -> list[bytes | None]:
-        return [self._read("entries", _checked(_NAME, name, "entry name"), head_len)
+        return [self._files.read("entries", _checked(_NAME, name, "entry name"), head_len)
                 for name, head_len in wanted]
 
     def _get_entry(self, lease: Lease, size: int) -> bytes | None:
-        return self._read("leases", self._lease_name(lease.owner, lease.entry), size + 1)
+        return self._files.read("leases", self._lease_name(lease.owner, lease.entry), size + 1)
 
     def _get_tombstones(self, subjects: list[str]) -> dict[str, bytes]:
         found = {}
         for subject in subjects:
-            value = self._read("tombstones", _checked(_SUBJECT, subject, "tombstone"))
+            value = self._files.read("tombstones", _checked(_SUBJECT, subject, "tombstone"))
             if value is not None:
                 found[subject] = value
         return found
 
     def _put_tombstone(self, subject: str, value: bytes) -> None:
-        self._write_new("tombstones", _checked(_SUBJECT, subject, "tombstone"), value)
+        self._files.write_new("tombstones", _checked(_SUBJECT, subject, "tombstone"), value)
 
     @staticmethod
     def _lease_name(owner: str, name: EntryName) -> str:
@@ -202,48 +131,38 @@ class FilePool(SharedPool):
         return [self._pin(owner, head.name) for head in heads]
 
     def _pin(self, owner: str, name: EntryName) -> bool:
-        try:
-            os.link(name, self._lease_name(owner, name), src_dir_fd=self._dirs["entries"],
-                    dst_dir_fd=self._dirs["leases"], follow_symlinks=False)
-        except FileExistsError:
-            pass  # this owner leases it already
-        except FileNotFoundError:
-            return False
-        except OSError as error:
-            raise MediumError(f"cannot lease an entry: {error.strerror}") from error
+        if not self._files.link("entries", name, "leases", self._lease_name(owner, name)):
+            return False  # gone (an existing link: this owner leases it already)
         self._use(name)
         return True
 
     def _use(self, name: EntryName, *, is_new: bool = False) -> None:
         """Move the entry's use rank (its mtime) for a use now."""
-        directory = self._dirs["entries"]
         with contextlib.suppress(FileNotFoundError):
-            previous = None if is_new else os.stat(
-                name, dir_fd=directory, follow_symlinks=False).st_mtime_ns / 1e9
+            previous = None if is_new else self._files.stat("entries", name).st_mtime_ns / 1e9
             rank = next_use_rank(previous, self.clock(), self.config.eviction_policy,
                                  self.config.eviction_half_life_s)
-            rank_ns = int(rank * 1e9)
-            os.utime(name, ns=(rank_ns, rank_ns), dir_fd=directory, follow_symlinks=False)
+            self._files.set_mtime_ns("entries", name, int(rank * 1e9))
 
     def _unpin(self, owner: str, name: EntryName, num_tokens: int) -> None:
-        self._unlink("leases", self._lease_name(owner, name))
+        self._files.unlink("leases", self._lease_name(owner, name))
 
     def _put_staged(self, staging_id: str, value: bytes) -> None:
-        self._write_new("staging", _checked(_OWNER, staging_id, "staging id"), value)
+        self._files.write_new("staging", _checked(_OWNER, staging_id, "staging id"), value)
 
     def _take_staged(self, staging_id: str) -> bytes | None:
         name = _checked(_OWNER, staging_id, "staging id")
-        value = self._read("staging", name)
-        self._unlink("staging", name)
+        value = self._files.read("staging", name)
+        self._files.unlink("staging", name)
         return value
 
     def _insert(self, head: EntryHead, value: bytes, anchors: list[tuple[bytes, bytes]],
                 charges: list[tuple[str, int]], shares: list[tuple[str, str, int]]
                 ) -> str | None:
         name = head.name
-        with self._locked():
+        with self._files.locked():
             self._purge_locked()
-            if self._read("entries", name, HEAD_PROBE_BYTES) is not None:
+            if self._files.read("entries", name, HEAD_PROBE_BYTES) is not None:
                 self._use(name)  # computed again: a use
                 return "duplicate"
             needed = self._entry_bytes(head.num_tokens)
@@ -256,7 +175,7 @@ class FilePool(SharedPool):
             refused = self._charge_locked(charges, needed)
             if refused is not None:
                 return refused
-            self._write_new("entries", name, value)
+            self._files.write_new("entries", name, value)
             self._use(name, is_new=True)
             try:
                 self._append_anchors_locked(anchors)
@@ -266,36 +185,33 @@ class FilePool(SharedPool):
         return None
 
     def _append_anchors_locked(self, anchors: list[tuple[bytes, bytes]]) -> None:
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _FILE_FLAGS
         for anchor_id, record in anchors:
-            descriptor = os.open(anchor_id.hex(), flags, 0o600, dir_fd=self._dirs["anchors"])
-            with os.fdopen(descriptor, "ab") as file:
-                size = os.fstat(file.fileno()).st_size
-                file.write(record)
-            if size + len(record) > 2 * MAX_ANCHOR_BYTES:  # trim to the first records
-                kept = without_records(self._read("anchors", anchor_id.hex()) or b"", set())
-                self._write_new("anchors", anchor_id.hex(), kept)
+            size = self._files.append("anchors", anchor_id.hex(), record)
+            if size > 2 * MAX_ANCHOR_BYTES:  # trim to the first records
+                kept = without_records(self._files.read("anchors", anchor_id.hex()) or b"",
+                                       set())
+                self._files.write_new("anchors", anchor_id.hex(), kept)
 
     def _charge_locked(self, charges: list[tuple[str, int]], num_bytes: int) -> str | None:
         totals = []
         for counter, limit in charges:
-            current = self._read("quota", counter)
+            current = self._files.read("quota", counter)
             total = (int(current) if current and current.isdigit() else 0) + num_bytes
             if total > limit:
                 return f"quota:{counter.split('.', 1)[0]}"
             totals.append((counter, total))
         for counter, total in totals:
-            self._write_new("quota", counter, str(total).encode())
+            self._files.write_new("quota", counter, str(total).encode())
         return None
 
     def _entry_names(self) -> list[EntryName]:
-        return [EntryName(name) for name in self._listing("entries") if _NAME.match(name)]
+        return [EntryName(name) for name in self._files.listing("entries") if _NAME.match(name)]
 
     def _entry_heads(self, enforce_ttl: bool = True) -> Iterable[EntryHead]:
         now = self.clock()
         for name in self._entry_names():
-            start = self._read("entries", name, HEAD_PROBE_BYTES)
-            blob = None if start is None else self._read("entries", name, head_length(start))
+            start = self._files.read("entries", name, HEAD_PROBE_BYTES)
+            blob = None if start is None else self._files.read("entries", name, head_length(start))
             if blob is None:
                 continue
             try:
@@ -305,15 +221,15 @@ class FilePool(SharedPool):
                 continue
 
     def _delete(self, name: EntryName) -> bool:
-        with self._locked():
+        with self._files.locked():
             return self._delete_locked(name)
 
     def _delete_locked(self, name: EntryName) -> bool:
-        removed = self._unlink("entries", name)
+        removed = self._files.unlink("entries", name)
         # Leased copies become unreadable at once: their holders read a miss.
-        for lease in self._listing("leases"):
+        for lease in self._files.listing("leases"):
             if lease.endswith("~" + name):
-                self._unlink("leases", lease)
+                self._files.unlink("leases", lease)
         return removed
 
     # ---- budget, shares, eviction, expiry (under the lock) -------------------------------
@@ -324,8 +240,8 @@ class FilePool(SharedPool):
         stored = []
         for name in self._entry_names():
             with contextlib.suppress(FileNotFoundError):
-                info = os.stat(name, dir_fd=self._dirs["entries"], follow_symlinks=False)
-                peeked = peek_tags(self._read("entries", name, HEAD_PEEK_BYTES) or b"")
+                info = self._files.stat("entries", name)
+                peeked = peek_tags(self._files.read("entries", name, HEAD_PEEK_BYTES) or b"")
                 num_tokens, tenant, domain = peeked if peeked else (0, "", "")
                 stored.append((info.st_mtime_ns, name, self._entry_bytes(num_tokens),
                                info.st_nlink, tenant, domain))
@@ -362,7 +278,7 @@ class FilePool(SharedPool):
         return freed
 
     def evict(self, num_bytes: int) -> int:
-        with self._locked():
+        with self._files.locked():
             return self._evict_locked(num_bytes)
 
     def _purge_locked(self) -> int:
@@ -381,20 +297,20 @@ class FilePool(SharedPool):
                                 ("tombstones", tombstone_ttl)):
             if max_age is None:
                 continue
-            for name in self._listing(folder):
+            for name in self._files.listing(folder):
                 with contextlib.suppress(FileNotFoundError):
-                    info = os.stat(name, dir_fd=self._dirs[folder], follow_symlinks=False)
+                    info = self._files.stat(folder, name)
                     # A lease shares its entry's inode, whose mtime is a use rank: its ctime
                     # is the real time of the last link or use.
                     changed = info.st_ctime if folder == "leases" else info.st_mtime
                     if time.time() - changed > max_age:
-                        self._unlink(folder, name)
+                        self._files.unlink(folder, name)
         if tombstone_ttl is not None:
             self.tombstones.forget_older_than(now - tombstone_ttl)
         return expired
 
     def purge_expired(self) -> int:
-        with self._locked():
+        with self._files.locked():
             return self._purge_locked()
 
     @property
@@ -406,8 +322,6 @@ class FilePool(SharedPool):
         return self._bytes_in_use_locked()
 
     def close(self) -> None:
-        for descriptor in self._dirs.values():
-            os.close(descriptor)
-        self._dirs = {}
+        self._files.close()
         self._sender_counts.close()
         self._audit.close()

@@ -1,6 +1,7 @@
-"""`memory://`: the pool in one process — storage, budget, eviction, TTL, leases, invalidation.
+"""`memory://`: the pool in one process — requests, leases, quotas, administration; the entries,
+their eviction and expiry are memory_entries.py's.
 
-One lock guards all state; the index, metrics and audit log are only touched under it. KV stays
+One lock guards all state; the entries, metrics and audit log are only touched under it. KV stays
 as torch tensors (reads are views), so this backend costs what the in-process pool always did.
 """
 
@@ -8,20 +9,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 
-from cacheprune.pool.audit import AuditEvent, AuditLog
+from cacheprune.pool.audit import AuditLog
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, EntryState, PoolEntry, SegmentKV, validate_segment
-from cacheprune.pool.eviction import EvictionOrder
 from cacheprune.pool.handles import Lease, LookupResult, Scope, SegmentData, StagedSegment
 from cacheprune.pool.keys import PoolKey, PoolKeys
+from cacheprune.pool.memory_entries import MemoryEntries
 from cacheprune.pool.metrics import PoolMetrics
 from cacheprune.pool.quota import QuotaLedger, share_limits
 from cacheprune.pool.store import PoolStore
 from cacheprune.pool.threshold import MemorySenderCounts, PublicationThreshold
-from cacheprune.retriever import EntryName, IndexedSegment, Match, PrefixIndex, find_matches
+from cacheprune.retriever import EntryName, IndexedSegment, Match, find_matches
 from cacheprune.tokens import MaskArray, TokenArray
 
 
@@ -43,23 +43,16 @@ class MemoryPool(PoolStore):
         self.clock = clock
         self.keys = PoolKeys(key or PoolKey.random())
         self._cond = threading.Condition(threading.Lock())
-        self._entries: OrderedDict[EntryName, PoolEntry] = OrderedDict()  # LRU first
-        self._order = EvictionOrder(config.eviction_policy, config.eviction_half_life_s)
-        # (publish time, name) in publish order, for TTL expiry; names, not entries, so that an
-        # evicted entry's KV is not kept alive until its TTL would have run out.
-        self._by_age: deque[tuple[float, EntryName]] = deque()
-        self._index = PrefixIndex(config.min_entry_tokens, hash_base or self.keys.hash_base,
-                                  config.anchor_stride)
         self._lease_table: dict[tuple[str, EntryName], list[PoolEntry]] = {}
         self._staged: dict[str, PoolEntry] = {}
         self._quota = QuotaLedger()
-        self._bytes_in_use = 0
         self._leased_bytes = 0
-        self._doomed_bytes = 0
         self._num_leases = 0
         self.metrics = PoolMetrics()
         self.metrics.budget_bytes.set(config.budget_bytes)
         self._audit = AuditLog(config.audit_log_path, self.metrics.audit_failures)
+        self._entries = MemoryEntries(config, hash_base or self.keys.hash_base, self.metrics,
+                                      self._audit, clock, self._update_gauges_locked)
         self.threshold = PublicationThreshold(config, self.keys, MemorySenderCounts(),
                                               self.metrics, clock,
                                               lambda op, call, default: call())
@@ -77,15 +70,13 @@ class MemoryPool(PoolStore):
         scope_tag = self.keys.scope_tag(identity_digest, scope.domain)
         tenant_tag = self.keys.tenant_tag(scope.tenant)
         with self._cond:
-            self._purge_expired_locked()
-            result = find_matches(token_ids, private_mask, self._index, identity_digest,
+            self._entries.purge_expired()
+            result = find_matches(token_ids, private_mask, self._entries.index, identity_digest,
                                   domain_tag, lambda part: self.keys.entry_name(scope_tag, part))
             leases = []
             now = self.clock()
             for match in result.matches:
-                entry = self._entries[match.entry_hash]
-                self._entries.move_to_end(match.entry_hash)
-                self._order.use(match.entry_hash, now)
+                entry = self._entries.use(match.entry_hash, now)
                 self._lease_locked(owner, entry)
                 leases.append(Lease(entry.segment_hash, owner, entry.num_tokens))
                 self._audit.record("reuse", request_id=owner, segment_hash=match.entry_hash,
@@ -147,8 +138,7 @@ class MemoryPool(PoolStore):
                 if entry.num_leases == 0:
                     self._leased_bytes -= entry.num_bytes
                     if entry.state is EntryState.DOOMED:
-                        self._doomed_bytes -= entry.num_bytes
-                        self._free_locked(entry)
+                        self._entries.free(entry)
             self._update_gauges_locked()
             self._cond.notify_all()
 
@@ -174,7 +164,7 @@ class MemoryPool(PoolStore):
     def publish(self, scope: Scope, owner: str, staged: Sequence[StagedSegment]
                 ) -> list[EntryName]:
         with self._cond:
-            self._purge_expired_locked()
+            self._entries.purge_expired()
             published = []
             for handle in staged:
                 entry = self._staged.pop(handle.staging_id, None)
@@ -205,19 +195,19 @@ class MemoryPool(PoolStore):
                 self.metrics.invalidation_failures.inc()
                 self._audit.record("invalidate", segment_hash=entry, reason="unknown")
                 return False
-            self._remove_locked(found, "invalidated")
+            self._entries.remove(found, "invalidated")
             return True
 
     def invalidate_where(self, predicate: Callable[[EntryInfo], bool]) -> int:
         with self._cond:
             try:
-                victims = [e for e in self._entries.values() if predicate(_info(e))]
+                victims = [e for e in self._entries if predicate(_info(e))]
             except Exception:
                 self.metrics.invalidation_failures.inc()
                 self._audit.record("invalidate", reason="predicate_failed")
                 raise
             for entry in victims:
-                self._remove_locked(entry, "invalidated")
+                self._entries.remove(entry, "invalidated")
             return len(victims)
 
     def invalidate_all(self) -> int:
@@ -226,32 +216,32 @@ class MemoryPool(PoolStore):
     def erase_tenant(self, tenant: str) -> int:
         tag = self.keys.tenant_tag(tenant)
         with self._cond:
-            victims = [e for e in self._entries.values() if e.tenant_tag == tag]
+            victims = [e for e in self._entries if e.tenant_tag == tag]
             for entry in victims:
-                self._remove_locked(entry, "erased")
+                self._entries.remove(entry, "erased")
             self._audit.record("erase", tenant=tag, num_tokens=sum(e.num_tokens for e in victims))
             self.threshold.forget_tenant(tenant)
             return len(victims)
 
     def evict(self, num_bytes: int) -> int:
         with self._cond:
-            freed = self._evict_locked(num_bytes)
+            freed = self._entries.evict(num_bytes)
             self._update_gauges_locked()
             return freed
 
     def purge_expired(self) -> int:
         with self._cond:
-            return self._purge_expired_locked()
+            return self._entries.purge_expired()
 
     # ---- inspection ----------------------------------------------------------------------
 
     def entry_infos(self) -> list[EntryInfo]:
         with self._cond:
-            return [_info(entry) for entry in self._entries.values()]
+            return [_info(entry) for entry in self._entries]
 
     def stored_token_ids(self) -> list[TokenArray]:
         with self._cond:
-            return [entry.segment.token_ids.copy() for entry in self._entries.values()]
+            return [entry.segment.token_ids.copy() for entry in self._entries]
 
     @property
     def num_entries(self) -> int:
@@ -261,7 +251,7 @@ class MemoryPool(PoolStore):
     @property
     def bytes_in_use(self) -> int:
         with self._cond:
-            return self._bytes_in_use
+            return self._entries.bytes_in_use
 
     @property
     def bytes_per_token(self) -> int:
@@ -290,8 +280,7 @@ class MemoryPool(PoolStore):
     def _publish_one_locked(self, owner: str, entry: PoolEntry) -> bool:
         config = self.config
         if entry.segment_hash in self._entries:  # computed again: a use
-            self._entries.move_to_end(entry.segment_hash)
-            self._order.use(entry.segment_hash, self.clock())
+            self._entries.use(entry.segment_hash, self.clock())
             self.metrics.duplicates.inc()
             self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
                                reason="duplicate")
@@ -304,7 +293,7 @@ class MemoryPool(PoolStore):
                                reason=f"quota:{refused}", tenant=entry.tenant_tag)
             return False
         for kind, tag, share in share_limits(config, entry.tenant_tag, entry.domain_tag):
-            if not self._make_room_in_share_locked(kind, tag, share, entry.num_bytes):
+            if not self._entries.make_room_in_share(kind, tag, share, entry.num_bytes):
                 self.metrics.quota_refusals.labels(scope=f"share:{kind}").inc()
                 self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
                                    reason=f"share:{kind}", tenant=entry.tenant_tag)
@@ -321,89 +310,18 @@ class MemoryPool(PoolStore):
                                    reason="backpressure")
                 return False
             self._cond.wait(remaining)
-        self._evict_locked(self._bytes_in_use + entry.num_bytes - config.budget_bytes)
-        entry.created_at = self.clock()
-        self._entries[entry.segment_hash] = entry
-        self._order.use(entry.segment_hash, entry.created_at)
-        self._index.add(entry.segment)
-        if config.ttl_s is not None:
-            self._by_age.append((entry.created_at, entry.segment_hash))
-        self._bytes_in_use += entry.num_bytes
-        assert self._bytes_in_use <= config.budget_bytes, "budget over-committed"
+        self._entries.evict(self._entries.bytes_in_use + entry.num_bytes - config.budget_bytes)
+        self._entries.add(entry)
         self.metrics.published.inc()
         self._audit.record("publish", request_id=owner, segment_hash=entry.segment_hash,
                            num_tokens=entry.num_tokens, tenant=entry.tenant_tag)
         return True
 
-    def _make_room_in_share_locked(self, kind: str, tag: str, share: int, needed: int
-                                   ) -> bool:
-        """Evict this tenant's (domain's) own unleased entries, lowest use rank first, until
-        `needed` more bytes fit in its share; False if they cannot."""
-        owned = sorted((entry for entry in self._entries.values()
-                        if (entry.tenant_tag if kind == "tenant" else entry.domain_tag) == tag),
-                       key=lambda entry: self._order.rank(entry.segment_hash) or 0.0)
-        usage = sum(entry.num_bytes for entry in owned)
-        for entry in owned:
-            if usage + needed <= share:
-                break
-            if entry.num_leases == 0:
-                self._remove_locked(entry, f"share:{kind}")
-                usage -= entry.num_bytes
-        return usage + needed <= share
-
-    def _evict_locked(self, num_bytes: int) -> int:
-        if num_bytes <= 0:
-            return 0
-        victims, freed = [], 0
-        candidates = self._order.lowest_first(lambda name: self._entries[name].num_leases == 0)
-        for name in candidates:
-            if freed >= num_bytes:
-                break
-            victims.append(self._entries[name])
-            freed += victims[-1].num_bytes
-        candidates.close()  # before removing: the order is not changed while it is walked
-        for entry in victims:
-            self._remove_locked(entry, "budget")
-        return freed
-
-    def _purge_expired_locked(self) -> int:
-        ttl = self.config.ttl_s
-        if ttl is None:
-            return 0
-        now = self.clock()
-        num_expired = 0
-        while self._by_age and self._by_age[0][0] + ttl <= now:
-            created_at, name = self._by_age.popleft()
-            entry = self._entries.get(name)
-            if entry is not None and entry.created_at == created_at:
-                self._remove_locked(entry, "expired")
-                num_expired += 1
-        return num_expired
-
-    def _remove_locked(self, entry: PoolEntry, reason: str) -> None:
-        del self._entries[entry.segment_hash]
-        self._order.remove(entry.segment_hash)
-        self._index.remove(entry.segment_hash)
-        if entry.num_leases > 0:
-            entry.state = EntryState.DOOMED
-            self._doomed_bytes += entry.num_bytes
-        else:
-            self._free_locked(entry)
-        self.metrics.evictions.labels(reason=reason).inc()
-        event: AuditEvent = "invalidate" if reason in ("invalidated", "erased") else "evict"
-        self._audit.record(event, segment_hash=entry.segment_hash, reason=reason,
-                           tenant=entry.tenant_tag if reason == "erased" else None)
-        self._update_gauges_locked()
-
-    def _free_locked(self, entry: PoolEntry) -> None:
-        entry.state = EntryState.FREED
-        self._bytes_in_use -= entry.num_bytes
-
     def _update_gauges_locked(self) -> None:
         metrics = self.metrics
-        metrics.bytes_in_use.set(self._bytes_in_use)
-        metrics.utilization.set(self._bytes_in_use / self.config.budget_bytes)
+        metrics.bytes_in_use.set(self._entries.bytes_in_use)
+        metrics.utilization.set(self._entries.bytes_in_use / self.config.budget_bytes)
         metrics.entries.set(len(self._entries))
         metrics.leases_outstanding.set(self._num_leases)
         metrics.leased_bytes.set(self._leased_bytes)
-        metrics.doomed_bytes.set(self._doomed_bytes)
+        metrics.doomed_bytes.set(self._entries.doomed_bytes)

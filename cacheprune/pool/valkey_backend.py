@@ -198,22 +198,23 @@ class ValkeyPool(SharedPool):
             for kind, tag, limit in shares:
                 if not self._make_room_in_share(client, kind, tag, limit, needed):
                     return f"share:{kind}"
-            if self._evict_down_to(self.config.budget_bytes - needed) > \
-                    self.config.budget_bytes - needed:
-                return "budget"  # leased entries hold the rest
             refused = self._charge(client, charges, needed)
             if refused is not None:
                 return refused
-            if not client.set(key, value, nx=True, px=self._ttl_ms):
-                return "duplicate"
+            refused, evicted = self._budget.admit(head.name, value, needed, self._ttl_ms,
+                                                  leased=self._leased_names())
+            for name in evicted:
+                self._evicted(name, "budget")
+            if refused is not None:  # "budget": leased entries hold the rest
+                self._refund(client, [counter for counter, _ in charges], needed)
+                return refused
             pipe = client.pipeline(transaction=False)
-            self._budget.account(pipe, head.name, needed)
             for anchor_id, record in anchors:
                 pipe.append(PREFIX + b"a:" + anchor_id, record)
             for kind, tag, _ in shares:
                 pipe.zadd(self._owned_key(kind, tag),
                           {f"{head.name}:{head.num_tokens}": head.created_at})
-            lengths = pipe.execute(raise_on_error=False)[1 : len(anchors) + 1]
+            lengths = pipe.execute(raise_on_error=False)[: len(anchors)]
             # Trim anchors grown past twice their bound (rarely: many entries share a window).
             appended = list(zip((anchor_id for anchor_id, _ in anchors), lengths,
                                 strict=True))
@@ -281,12 +282,17 @@ class ValkeyPool(SharedPool):
                 client.set(key, num_bytes, ex=2 * window_s)
                 total = num_bytes
             client.expire(key, 2 * window_s)
-            charged.append(key)
-            if total > limit:
-                for done in charged:  # refuse as a whole: give back what was taken
-                    client.decrby(done, num_bytes)
+            charged.append(counter)
+            if total > limit:  # refuse as a whole: give back what was taken
+                self._refund(client, charged, num_bytes)
                 return f"quota:{counter.split('.', 1)[0]}"
         return None
+
+    @staticmethod
+    def _refund(client: redis.Redis, counters: list[str], num_bytes: int) -> None:
+        """Give back a charge of `num_bytes` to each rate counter (a publish refused)."""
+        for counter in counters:
+            client.decrby(PREFIX + b"q:" + counter.encode(), num_bytes)
 
     def _entry_names(self) -> list[EntryName]:
         """Names of the keys that are entries we could have written (others are skipped)."""
@@ -330,19 +336,12 @@ class ValkeyPool(SharedPool):
 
     def evict(self, num_bytes: int) -> int:
         """Delete unleased entries, lowest use rank first, until `num_bytes` are freed."""
-        return self._make_room_call(num_bytes, relative=True)[1]
-
-    def _evict_down_to(self, limit: int) -> int:
-        """Evict until the budget's total is at most `limit`; returns the total."""
-        return self._make_room_call(limit, relative=False)[0]
-
-    def _make_room_call(self, amount: int, *, relative: bool) -> tuple[int, int]:
         with self._server():
-            used, freed, evicted = self._budget.make_room(amount, relative=relative,
-                                                          leased=self._leased_names())
+            _, freed, evicted = self._budget.make_room(num_bytes, relative=True,
+                                                       leased=self._leased_names())
         for name in evicted:
             self._evicted(name, "budget")
-        return used, freed
+        return freed
 
     def purge_expired(self) -> int:
         """The server expires entries (PX) and staged values itself; this uncounts them from

@@ -5,9 +5,11 @@
     cp:b   counter: the sum of cp:z
 
 Every change is one Lua script (valkey_scripts.py), so processes sharing the server keep one
-consistent account. Entries the server removed by itself (PX expiry, its maxmemory policy) stay
-counted until `make_room` meets them or `sweep` runs: the total errs high, so the pool evicts
-early, never late. Calls raise redis errors; the backend turns them into `MediumError`.
+consistent account; a new entry is admitted and written by one script (`admit`), so concurrent
+publishers never hold more than the budget between them. Entries the server removed by itself
+(PX expiry, its maxmemory policy) stay counted until `make_room` meets them or `sweep` runs:
+the total errs high, so the pool evicts early, never late. Calls raise redis errors; the
+backend turns them into `MediumError`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable
 import redis
 
 from cacheprune.pool.config import PoolConfig
-from cacheprune.pool.valkey_scripts import ACCOUNT_ENTRY, FORGET_ENTRY, MAKE_ROOM, USE_ENTRIES
+from cacheprune.pool.valkey_scripts import ADMIT_ENTRY, FORGET_ENTRY, MAKE_ROOM, USE_ENTRIES
 from cacheprune.retriever import EntryName
 
 RANKS, SIZES, TOTAL = b"cp:r", b"cp:z", b"cp:b"
@@ -37,7 +39,7 @@ class ValkeyBudget:
         self._config = config
         self._clock = clock
         self._use = client.register_script(USE_ENTRIES)
-        self._account = client.register_script(ACCOUNT_ENTRY)
+        self._admit = client.register_script(ADMIT_ENTRY)
         self._forget = client.register_script(FORGET_ENTRY)
         self._make_room = client.register_script(MAKE_ROOM)
 
@@ -48,9 +50,17 @@ class ValkeyBudget:
         self._use(keys=[RANKS], client=pipe,
                   args=[repr(self._clock()), repr(half_life), *names])
 
-    def account(self, pipe: redis.client.Pipeline, name: EntryName, num_bytes: int) -> None:
-        """Count a new entry, ranked now (queued in `pipe`)."""
-        self._account(keys=_KEYS, client=pipe, args=[name, repr(self._clock()), num_bytes])
+    def admit(self, name: EntryName, value: bytes, num_bytes: int, ttl_ms: int | None, *,
+              leased: set[EntryName]) -> tuple[str | None, list[EntryName]]:
+        """Write a new entry of `num_bytes` (what it counts), ranked now, if it is absent and
+        unleased entries can be evicted, lowest rank first, until it fits in the budget; the
+        check and the write are one step on the server. Returns (None when written, else
+        "duplicate" or "budget"; the names evicted)."""
+        status, evicted = self._admit(
+            keys=[*_KEYS, entry_key(name)],
+            args=[name, repr(self._clock()), num_bytes, self._config.budget_bytes,
+                  ENTRY_PREFIX, "".join(sorted(leased)), value, ttl_ms or 0])
+        return status.decode("ascii") or None, _names(evicted)
 
     def forget(self, name: EntryName) -> bool:
         """Delete the entry and uncount it; True if it existed."""
@@ -64,7 +74,7 @@ class ValkeyBudget:
         total, freed, evicted = self._make_room(
             keys=_KEYS, args=[amount, "1" if relative else "0", ENTRY_PREFIX,
                               "".join(sorted(leased))])
-        return int(total), int(freed), [EntryName(name.decode("ascii")) for name in evicted]
+        return int(total), int(freed), _names(evicted)
 
     def ranks(self, client: redis.Redis, names: list[EntryName]) -> list[float]:
         """The entries' use ranks (0 for one not counted)."""
@@ -81,3 +91,8 @@ class ValkeyBudget:
         for name, alive in zip(counted, pipe.execute(), strict=True):
             if not alive:  # the name as stored, whatever bytes it holds
                 self._forget(keys=[*_KEYS, ENTRY_PREFIX + name], args=[name])
+
+
+def _names(replies: list[bytes]) -> list[EntryName]:
+    """Entry names as a script returned them (names we counted: 64 hex characters)."""
+    return [EntryName(name.decode("ascii")) for name in replies]

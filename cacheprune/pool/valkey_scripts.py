@@ -61,14 +61,6 @@ for i = 3, #ARGV do
 end
 return 0
 """
-# Count a new entry: ARGV is its name, its rank and its size.
-ACCOUNT_ENTRY = """
-if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3]) == 1 then
-  redis.call('INCRBY', KEYS[3], ARGV[3])
-end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-return 0
-"""
 # Delete the entry KEYS[4] (name ARGV[1]) and its bookkeeping; returns 1 if it existed.
 FORGET_ENTRY = """
 local size = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') or 0
@@ -76,37 +68,63 @@ if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then redis.call('DECRBY', KEYS[3], 
 redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('DEL', KEYS[4])
 """
-# Evict lowest rank first until the total is at most ARGV[1] (with ARGV[2] == '1': until
-# ARGV[1] bytes are freed). ARGV[3] is the entry key prefix, ARGV[4] this process's leased
-# names (64 characters each), which are skipped. Returns {total, bytes freed, names evicted}.
-MAKE_ROOM = """
-local used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
-local limit = tonumber(ARGV[1])
-if ARGV[2] == '1' then limit = used - limit end
-local leased = {}
-for i = 1, #ARGV[4], 64 do leased[string.sub(ARGV[4], i, i + 63)] = true end
-local evicted, freed, skip = {}, 0, 0
-while used > limit do
-  local batch = redis.call('ZRANGE', KEYS[1], skip, skip + 63)
-  if #batch == 0 then break end
-  for _, name in ipairs(batch) do
-    if used <= limit then break end
-    if leased[name] then skip = skip + 1
-    else
-      local size = tonumber(redis.call('HGET', KEYS[2], name) or '0') or 0
-      redis.call('ZREM', KEYS[1], name)
-      redis.call('HDEL', KEYS[2], name)
-      used = used - size
-      if redis.call('DEL', ARGV[3] .. name) == 1 then
-        evicted[#evicted + 1] = name
-        freed = freed + size
+# The start of the scripts that evict: reads the budget's total into `used` and defines
+# make_room, which evicts lowest rank first until `used` is at most `limit`, skipping
+# `leased_names` (this process's leases, 64 characters each), deleting `prefix .. name`. It
+# stores and returns the new total, with the bytes freed and the names evicted.
+_MAKE_ROOM_PRELUDE = """
+local function make_room(used, limit, prefix, leased_names)
+  local leased = {}
+  for i = 1, #leased_names, 64 do leased[string.sub(leased_names, i, i + 63)] = true end
+  local evicted, freed, skip = {}, 0, 0
+  while used > limit do
+    local batch = redis.call('ZRANGE', KEYS[1], skip, skip + 63)
+    if #batch == 0 then break end
+    for _, name in ipairs(batch) do
+      if used <= limit then break end
+      if leased[name] then skip = skip + 1
+      else
+        local size = tonumber(redis.call('HGET', KEYS[2], name) or '0') or 0
+        redis.call('ZREM', KEYS[1], name)
+        redis.call('HDEL', KEYS[2], name)
+        used = used - size
+        if redis.call('DEL', prefix .. name) == 1 then
+          evicted[#evicted + 1] = name
+          freed = freed + size
+        end
       end
     end
   end
+  if used < 0 then used = 0 end
+  redis.call('SET', KEYS[3], used)
+  return used, freed, evicted
 end
-if used < 0 then used = 0 end
-redis.call('SET', KEYS[3], used)
-return {used, freed, evicted}
+local used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
+"""
+# Evict until the total is at most ARGV[1] (with ARGV[2] == '1': until ARGV[1] bytes are
+# freed); ARGV[3] the entry key prefix, ARGV[4] the leased names. Returns {total, bytes freed,
+# names evicted}.
+MAKE_ROOM = _MAKE_ROOM_PRELUDE + """
+local limit = tonumber(ARGV[1])
+if ARGV[2] == '1' then limit = used - limit end
+local total, freed, evicted = make_room(used, limit, ARGV[3], ARGV[4])
+return {total, freed, evicted}
+"""
+# Admit one entry under the budget and write it, in one step: no other publisher's entry can
+# land between the room made and the entry written (two steps let each of N concurrent
+# publishers exceed the budget by about an entry). KEYS[4] is the entry's key; ARGV: its name,
+# rank, size (what it counts), the budget, the entry key prefix, the leased names, the value,
+# its TTL in ms (0: none). Returns {'' (written) | 'duplicate' | 'budget', names evicted}.
+ADMIT_ENTRY = _MAKE_ROOM_PRELUDE + """
+if redis.call('EXISTS', KEYS[4]) == 1 then return {'duplicate', {}} end
+local size, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
+local total, _, evicted = make_room(used, budget - size, ARGV[5], ARGV[6])
+if total + size > budget then return {'budget', evicted} end
+if ARGV[8] == '0' then redis.call('SET', KEYS[4], ARGV[7])
+else redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[8]) end
+if redis.call('HSETNX', KEYS[2], ARGV[1], size) == 1 then redis.call('INCRBY', KEYS[3], size) end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return {'', evicted}
 """
 # The publication threshold's sender marks for every window of a prompt, in one round trip:
 # ARGV[1] the concatenated 8-byte window ids, ARGV[2] the 16-byte marks (one per window),

@@ -23,6 +23,10 @@ def test_bad_options_get_a_clear_error(capsys, tmp_path):
     assert "--max-docs must be at least 1, got 0" in capsys.readouterr().err
     assert main(["--min-words", "100000"]) == 2
     assert "default: no document has 100000 words or more" in capsys.readouterr().err
+    assert main(["--pool", "ftp://host/pool"]) == 2
+    assert "--pool: pool URL 'ftp://host/pool': unknown scheme 'ftp'" in capsys.readouterr().err
+    assert main(["--kv-storage-dtype", "float16"]) == 2
+    assert "--kv-storage-dtype float16 needs a shared --pool" in capsys.readouterr().err
 
 
 def test_vllm_backend_names_the_systems_it_has(capsys):
