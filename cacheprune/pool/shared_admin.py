@@ -12,6 +12,7 @@ from collections.abc import Callable
 from cacheprune.pool.codec import MAX_CLOCK_SKEW_S, EntryHead
 from cacheprune.pool.entry import EntryInfo
 from cacheprune.pool.shared_medium import MediumError, SharedMedium
+from cacheprune.pool.threshold import PublicationThreshold
 from cacheprune.pool.tombstones import (
     decode_tombstone,
     encode_tombstone,
@@ -24,6 +25,8 @@ from cacheprune.tokens import TokenArray
 
 class SharedAdmin(SharedMedium):
     """The administration calls of `PoolStore`, on the medium."""
+
+    threshold: PublicationThreshold  # the backend's, over its own sender-count store
 
     def _unvoided(self, heads: list[EntryHead]) -> list[EntryHead]:
         """The heads no tombstone voids (the store's, remembered, or this process's own)."""
