@@ -1,8 +1,10 @@
-"""What the time of the publication threshold's count could tell one tenant: the count of a
-prompt reads back every mark its windows hold (to check them with the pool key), so a window
-that another tenant sent costs one more 16-byte mark to move and decrypt. An attacker who
-sends a guess of another tenant's text below the threshold learns nothing from hits; could it
-learn something from this time?
+"""What the time of the publication threshold's count could tell one tenant. The count checks
+each window's sender marks with the pool key (the store cannot count them itself: a writer
+without the key could plant marks). If it read every mark a window holds, a window that
+another tenant sent would cost one more 16-byte mark to move and decrypt, and an attacker who
+sends a guess of another tenant's text below the threshold could time whether the guess was
+right. So every window answers exactly k marks, padded (`threshold.PAD`); this benchmark
+checks that the time no longer depends on the senders.
 
 For each backend, one tenant's count of the same 2,048-token prompt is timed (after a first
 call that left its own marks) when the prompt's windows hold its mark only (a wrong guess),
@@ -10,8 +12,7 @@ one other tenant's mark as well (a right guess), and the most a window keeps (4k
 Printed: median and p10-p90 of each over the repeats, and the right-minus-wrong difference
 per window. A right and a wrong guess differ only in the windows over the guessed value
 (about match_window plus the value's tokens, ~20), so the signal is about 20 times the
-per-window figure, against a first-token time of hundreds of milliseconds that varies by
-milliseconds from one request to the next.
+per-window figure, against a first-token time of hundreds of milliseconds.
 
   PYTHONPATH=. python benchmarks/sender_count_timing.py [--repeats 50] [--threshold 3]
 """

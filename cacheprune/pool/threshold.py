@@ -51,6 +51,9 @@ MIN_WINDOWS = 100_000
 
 # (window id of each mark, the marks) -> which of them to remove
 SelectMarks = Callable[[npt.NDArray[np.uint64], list[bytes]], MaskArray]
+# What a store answers in place of a missing mark: never a mark (a mark is an AES block whose
+# second half must equal its window id; this one's would be zero only by a 2^-64 chance).
+PAD = bytes(16)
 Guard = Callable[[str, Callable[[], list[list[bytes]]], list[list[bytes]]], list[list[bytes]]]
 
 
@@ -59,13 +62,14 @@ class SenderCountStore(abc.ABC):
 
     @abc.abstractmethod
     def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
-                     now: float, ttl_s: float, cap: int, max_windows: int
+                     now: float, ttl_s: float, cap: int, max_windows: int, read: int
                      ) -> list[list[bytes]]:
         """For each window: forget marks older than `ttl_s`, add or renew `marks[i]` unless
-        the window already holds `cap` others, and return the window's marks. Keeps about
-        `max_windows` windows at most (the least recently sent go first; a server with its own
-        memory policy may ignore it). Raises only `MediumError`/`OSError` (the caller counts
-        nothing common then)."""
+        the window already holds `cap` others, and return `read` of the window's marks at most,
+        the least recently renewed first (a store answering over a wire pads each window to
+        exactly `read` with `PAD`). Keeps about `max_windows` windows at most (the least
+        recently sent go first; a server with its own memory policy may ignore it). Raises
+        only `MediumError`/`OSError` (the caller counts nothing common then)."""
 
 
     @abc.abstractmethod
@@ -82,7 +86,7 @@ class MemorySenderCounts(SenderCountStore):
         self._windows: OrderedDict[int, dict[bytes, float]] = OrderedDict()
 
     def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
-                     now: float, ttl_s: float, cap: int, max_windows: int
+                     now: float, ttl_s: float, cap: int, max_windows: int, read: int
                      ) -> list[list[bytes]]:
         oldest = now - ttl_s
         found = []
@@ -95,7 +99,7 @@ class MemorySenderCounts(SenderCountStore):
                     del senders[old]
                 if mark in senders or len(senders) < cap:
                     senders[mark] = now
-                found.append(list(senders))
+                found.append(sorted(senders, key=senders.__getitem__)[:read])
             while len(self._windows) > max_windows:
                 self._windows.popitem(last=False)
         return found
@@ -206,20 +210,23 @@ class PublicationThreshold:
         marks = self.keys.sender_marks(tenant_tag, window_ids)
         cap = CAP_PER_THRESHOLD * self.k
         found = self.guard("count_senders", lambda: self.counts.add_and_read(
-            window_ids, marks, self.clock(), self.ttl_s, cap, self.max_windows), [])
+            window_ids, marks, self.clock(), self.ttl_s, cap, self.max_windows, self.k), [])
         if len(found) != window_ids.shape[0]:
             return np.zeros(window_ids.shape[0], dtype=np.bool_)  # the store did not answer
-        marks_found = [[m for m in window if isinstance(m, bytes) and len(m) == 16]
-                       for window in found]
-        sizes = [len(window) for window in marks_found]
-        senders = self.keys.mark_senders([m for window in marks_found for m in window],
-                                         np.repeat(window_ids, sizes))
+        # NOTE: exactly k marks per window are checked, padded where fewer came back: the
+        # count's time must not tell a prober how many tenants sent the text it guessed
+        # (docs/privacy.md). k genuine marks out of the k read make a window common; a mark
+        # planted without the key can only take a place and make it less common.
+        read = [[m for m in window if isinstance(m, bytes) and len(m) == 16][:self.k]
+                for window in found]
+        flat = [m for window in read for m in window + [PAD] * (self.k - len(window))]
+        senders = self.keys.mark_senders(flat, np.repeat(window_ids, self.k))
         genuine = senders != 0
-        self.metrics.forged_senders.inc(int((~genuine).sum()))
+        padded = np.fromiter((m == PAD for m in flat), dtype=np.bool_, count=len(flat))
+        self.metrics.forged_senders.inc(int((~genuine & ~padded).sum()))
         # NOTE: a tenant's mark on a window is always the same 16 bytes and a window holds a
         # set of marks, so its genuine marks are its distinct senders.
-        owner = np.repeat(np.arange(window_ids.shape[0]), sizes)
-        return np.bincount(owner[genuine], minlength=window_ids.shape[0]) >= self.k
+        return genuine.reshape(-1, self.k).sum(axis=1) >= self.k
 
 
 def cover(starts: npt.NDArray[np.int64], window: int, num_tokens: int) -> MaskArray:

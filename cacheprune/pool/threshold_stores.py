@@ -34,13 +34,13 @@ class ValkeySenderCounts(SenderCountStore):
         self._prefix = prefix
 
     def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
-                     now: float, ttl_s: float, cap: int, max_windows: int
+                     now: float, ttl_s: float, cap: int, max_windows: int, read: int
                      ) -> list[list[bytes]]:
         # NOTE: the server's maxmemory policy bounds the windows (each key has a TTL).
         with self._server():
             found = self._add_senders(args=[
                 np.ascontiguousarray(window_ids, dtype="<u8").tobytes(), b"".join(marks),
-                self._prefix, repr(now), repr(ttl_s), cap])
+                self._prefix, repr(now), repr(ttl_s), cap, read])
         if not isinstance(found, list) or len(found) != window_ids.shape[0]:
             raise MediumError("the server answered the sender count with another shape")
         return [list(window) if isinstance(window, list) else [] for window in found]
@@ -89,7 +89,7 @@ class FileSenderCounts(SenderCountStore):
         return self._connection
 
     def add_and_read(self, window_ids: npt.NDArray[np.uint64], marks: Sequence[bytes],
-                     now: float, ttl_s: float, cap: int, max_windows: int
+                     now: float, ttl_s: float, cap: int, max_windows: int, read: int
                      ) -> list[list[bytes]]:
         signed = window_ids.astype(np.uint64).view(np.int64).tolist()
         rows = list(zip(signed, marks, strict=True))
@@ -112,8 +112,10 @@ class FileSenderCounts(SenderCountStore):
                 for i in range(0, len(unique), _SQL_CHUNK):
                     chunk = unique[i:i + _SQL_CHUNK]
                     marks_of = db.execute(
-                        "SELECT window, mark FROM senders WHERE window IN "
-                        f"({','.join('?' * len(chunk))})", chunk)
+                        "SELECT window, mark FROM (SELECT window, mark, ROW_NUMBER() OVER "
+                        "(PARTITION BY window ORDER BY renewed, mark) AS place FROM senders "
+                        f"WHERE window IN ({','.join('?' * len(chunk))})) WHERE place <= ?",
+                        [*chunk, read])
                     for window, mark in marks_of:
                         found.setdefault(window, []).append(mark)
         except sqlite3.Error as error:

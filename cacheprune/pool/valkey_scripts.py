@@ -129,11 +129,14 @@ return {'', evicted}
 # The publication threshold's sender marks for every window of a prompt, in one round trip:
 # ARGV[1] the concatenated 8-byte window ids, ARGV[2] the 16-byte marks (one per window),
 # ARGV[3] the key prefix, ARGV[4] now, ARGV[5] the TTL (seconds), ARGV[6] the most marks a
-# window keeps. Each window is a sorted set of marks scored by when they were last renewed; a
-# key of another type is replaced. Returns each window's marks, in order.
+# window keeps, ARGV[7] how many it answers. Each window is a sorted set of marks scored by
+# when they were last renewed; a key of another type is replaced. Returns, for each window in
+# order, exactly ARGV[7] strings of 16 bytes: its oldest marks, then zero blocks (the reply's
+# size and the reader's work do not depend on how many tenants sent the window).
 ADD_SENDERS = """
 local ids, marks, prefix = ARGV[1], ARGV[2], ARGV[3]
 local now, ttl, cap = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local read, pad = tonumber(ARGV[7]), string.rep('\\0', 16)
 local ttl_ms, out = math.ceil(ttl * 1000), {}
 for i = 0, #ids / 8 - 1 do
   local key = prefix .. string.sub(ids, i * 8 + 1, i * 8 + 8)
@@ -145,7 +148,9 @@ for i = 0, #ids / 8 - 1 do
     redis.call('ZADD', key, now, mark)
   end
   redis.call('PEXPIRE', key, ttl_ms)
-  out[#out + 1] = redis.call('ZRANGE', key, 0, -1)
+  local found = redis.call('ZRANGE', key, 0, read - 1)
+  for j = #found + 1, read do found[j] = pad end
+  out[#out + 1] = found
 end
 return out
 """

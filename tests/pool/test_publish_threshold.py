@@ -170,6 +170,31 @@ def test_forged_and_copied_marks_do_not_count(valkey_url):
     assert "cacheprune_pool_forged_senders_total" in pool.metrics_text()
 
 
+def test_the_count_reply_does_not_grow_with_the_senders(valkey_url):
+    """Each window answers exactly k marks (padded), whether one tenant or many sent it: the
+    reply's size and the reader's work do not tell a prober how common its guess is."""
+    from cacheprune.pool.threshold import PAD
+
+    pool = make_pool(200, url=valkey_url, publish_threshold=3)
+    lonely, common = segment(60, 8), segment(500, 8)
+    for tenant in ("a", "b", "c", "d", "e"):
+        send(pool, tenant, common)
+    counts, keys = pool.threshold.counts, pool.keys
+    replies = {}
+    for name, tokens in (("lonely", lonely), ("common", common)):
+        _, ids = pool.threshold.window_ids(keys.scope_tag(scope().identity.digest(),
+                                                          scope().domain),
+                                           np.asarray(tokens, dtype=np.uint32),
+                                           np.zeros(len(tokens), dtype=bool))
+        marks = keys.sender_marks(keys.tenant_tag("reader"), ids)
+        replies[name] = counts.add_and_read(ids, marks, 1e9, 3600.0, 12, 1000, read=3)
+    for windows in replies.values():
+        assert all(len(window) == 3 and all(len(m) == 16 for m in window)
+                   for window in windows)
+    assert all(window.count(PAD) == 2 for window in replies["lonely"])  # the reader alone
+    assert all(PAD not in window for window in replies["common"])
+
+
 def test_a_dead_count_store_leaves_nothing_common(valkey_server, valkey_url):
     pool = make_pool(200, url=valkey_url, publish_threshold=2, store_timeout_s=0.2)
     tokens = segment(60, 8)
@@ -190,10 +215,10 @@ def test_the_stores_forget_the_least_recently_sent_windows_beyond_their_bound(st
     mark = b"m" * 16
     for window in range(64):  # a new window per call: the folder's table is trimmed at 64
         counts.add_and_read(np.array([window], dtype=np.uint64), [mark], 10.0 + window, 3600.0,
-                            4, max_windows=2)
+                            4, max_windows=2, read=4)
     kept = [window for window in range(64)
             if counts.add_and_read(np.array([window], dtype=np.uint64), [b"n" * 16], 100.0,
-                                   3600.0, 1, max_windows=1_000)[0] == [mark]]
+                                   3600.0, 1, max_windows=1_000, read=4)[0] == [mark]]
     assert kept and kept == list(range(64 - len(kept), 64))  # the most recent ones
     assert len(kept) <= 8  # 2 windows x the marks a window may hold (4)
 
