@@ -60,7 +60,7 @@ from cacheprune.pool.shared import SharedPool
 from cacheprune.pool.shared_medium import Garbled, MediumError
 from cacheprune.pool.threshold_stores import ValkeySenderCounts
 from cacheprune.pool.url import PoolURL
-from cacheprune.pool.valkey_budget import ValkeyBudget
+from cacheprune.pool.valkey_budget import Share, ValkeyBudget
 from cacheprune.pool.valkey_scripts import ADD_SENDERS, PROBE_ANCHORS, REWRITE_ANCHOR
 from cacheprune.retriever import EntryName
 
@@ -68,7 +68,6 @@ logger = logging.getLogger(__name__)
 PREFIX = b"cp:"
 STAGING_TTL_S = 600
 _ENTRY_KEY = re.compile(rb"^cp:e:([0-9a-f]{64})$")
-_OWNED = re.compile(r"^([0-9a-f]{64}):([0-9]{1,9})$")
 _NOT_A_HEAD = b"\x00"  # what a key of another type reads as: decode refuses it
 
 class ValkeyPool(SharedPool):
@@ -195,26 +194,25 @@ class ValkeyPool(SharedPool):
             if client.exists(key):
                 self._budget.use([head.name])  # computed again: a use
                 return "duplicate"
-            for kind, tag, limit in shares:
-                if not self._make_room_in_share(client, kind, tag, limit, needed):
-                    return f"share:{kind}"
             refused = self._charge(client, charges, needed)
             if refused is not None:
                 return refused
-            refused, evicted = self._budget.admit(head.name, value, needed, self._ttl_ms,
-                                                  leased=self._leased_names())
+            refused, evicted, by_share = self._budget.admit(
+                head.name, value, needed, self._ttl_ms, leased=self._leased_names(),
+                shares=[Share(self._owned_key(kind, tag), kind, limit)
+                        for kind, tag, limit in shares],
+                member=f"{head.name}:{head.num_tokens}", created_at=head.created_at)
+            for name, kind in by_share:
+                self._evicted(name, f"share:{kind}")
             for name in evicted:
                 self._evicted(name, "budget")
-            if refused is not None:  # "budget": leased entries hold the rest
+            if refused is not None:  # a share or the budget: leased entries hold the rest
                 self._refund(client, [counter for counter, _ in charges], needed)
                 return refused
             pipe = client.pipeline(transaction=False)
             for anchor_id, record in anchors:
                 pipe.append(PREFIX + b"a:" + anchor_id, record)
-            for kind, tag, _ in shares:
-                pipe.zadd(self._owned_key(kind, tag),
-                          {f"{head.name}:{head.num_tokens}": head.created_at})
-            lengths = pipe.execute(raise_on_error=False)[: len(anchors)]
+            lengths = pipe.execute(raise_on_error=False)
             # Trim anchors grown past twice their bound (rarely: many entries share a window).
             appended = list(zip((anchor_id for anchor_id, _ in anchors), lengths,
                                 strict=True))
@@ -230,45 +228,6 @@ class ValkeyPool(SharedPool):
     @staticmethod
     def _owned_key(kind: str, tag: str) -> bytes:
         return PREFIX + b"o:" + f"{kind}.{tag}".encode()
-
-    def _make_room_in_share(self, client: redis.Redis, kind: str, tag: str, limit: int,
-                            needed: int) -> bool:
-        """Evict this tenant's (domain's) own unleased entries, lowest use rank first, until
-        `needed` more bytes fit in its share; False if they cannot. Members are
-        `<name>:<num tokens>`."""
-        owned = self._owned_key(kind, tag)
-        try:
-            members = [m.decode("ascii", "replace") if isinstance(m, bytes) else ""
-                       for m in client.zrange(owned, 0, -1)]
-        except redis.ResponseError:  # not ours: start the set again
-            client.delete(owned)
-            members = []
-        parsed = [(member, EntryName(found.group(1)), int(found.group(2)))
-                  for member in members if (found := _OWNED.match(member))]
-        pipe = client.pipeline(transaction=False)
-        for _, name, _ in parsed:
-            pipe.exists(self._entry_key(name))
-        alive = [reply is True or reply == 1 for reply in pipe.execute(raise_on_error=False)]
-        gone = [member for (member, _, _), live in zip(parsed, alive, strict=True) if not live]
-        if gone:
-            client.zrem(owned, *gone)
-        held = [(member, name, self._entry_bytes(num_tokens))
-                for (member, name, num_tokens), live in zip(parsed, alive, strict=True) if live]
-        ranks = self._budget.ranks(client, [name for _, name, _ in held])
-        held = [item for _, item in sorted(zip(ranks, held, strict=True),
-                                           key=lambda pair: pair[0])]
-        usage = sum(num_bytes for _, _, num_bytes in held)
-        leased = self._leased_names()
-        for member, name, num_bytes in held:
-            if usage + needed <= limit:
-                break
-            if name in leased:
-                continue
-            if self._budget.forget(name):
-                usage -= num_bytes
-                self._evicted(name, f"share:{kind}")
-            client.zrem(owned, member)
-        return usage + needed <= limit
 
     def _charge(self, client: redis.Redis, charges: list[tuple[str, int]], num_bytes: int
                 ) -> str | None:

@@ -15,6 +15,7 @@ backend turns them into `MediumError`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import redis
 
@@ -25,6 +26,16 @@ from cacheprune.retriever import EntryName
 RANKS, SIZES, TOTAL = b"cp:r", b"cp:z", b"cp:b"
 ENTRY_PREFIX = b"cp:e:"
 _KEYS = [RANKS, SIZES, TOTAL]
+
+
+@dataclass(slots=True, frozen=True)
+class Share:
+    """A share an entry counts against: the set of the entries it holds (`key`), its kind
+    ("tenant" or "domain", for the eviction metric) and its limit in bytes."""
+
+    key: bytes
+    kind: str
+    limit: int
 
 
 def entry_key(name: EntryName) -> bytes:
@@ -51,16 +62,25 @@ class ValkeyBudget:
                   args=[repr(self._clock()), repr(half_life), *names])
 
     def admit(self, name: EntryName, value: bytes, num_bytes: int, ttl_ms: int | None, *,
-              leased: set[EntryName]) -> tuple[str | None, list[EntryName]]:
-        """Write a new entry of `num_bytes` (what it counts), ranked now, if it is absent and
+              leased: set[EntryName], shares: list[Share], member: str, created_at: float
+              ) -> tuple[str | None, list[EntryName], list[tuple[EntryName, str]]]:
+        """Write a new entry of `num_bytes` (what it counts), ranked now, if it is absent, if
+        each of `shares` can make room for it by evicting its own unleased entries, and if
         unleased entries can be evicted, lowest rank first, until it fits in the budget; the
-        check and the write are one step on the server. Returns (None when written, else
-        "duplicate" or "budget"; the names evicted)."""
-        status, evicted = self._admit(
-            keys=[*_KEYS, entry_key(name)],
-            args=[name, repr(self._clock()), num_bytes, self._config.budget_bytes,
-                  ENTRY_PREFIX, "".join(sorted(leased)), value, ttl_ms or 0])
-        return status.decode("ascii") or None, _names(evicted)
+        checks and the write are one step on the server. `member` is the entry in the shares'
+        sets (`<name>:<num tokens>`), scored `created_at`. Returns (None when written, else
+        "duplicate", "budget" or "share:<kind>"; the names evicted for the budget; (name,
+        kind) of those evicted for a share)."""
+        args: list[bytes | str | int] = [name, repr(self._clock()), num_bytes, self._config.budget_bytes,
+                              ENTRY_PREFIX, "".join(sorted(leased)), value, ttl_ms or 0,
+                              self._config.shared_bytes_per_token, member, repr(created_at)]
+        for share in shares:
+            args += [share.kind, share.limit]
+        status, evicted, by_share = self._admit(
+            keys=[*_KEYS, entry_key(name), *(share.key for share in shares)], args=args)
+        pairs = [(EntryName(n.decode("ascii")), k.decode("ascii"))
+                 for n, k in zip(by_share[::2], by_share[1::2], strict=True)]
+        return status.decode("ascii") or None, _names(evicted), pairs
 
     def forget(self, name: EntryName) -> bool:
         """Delete the entry and uncount it; True if it existed."""
@@ -75,12 +95,6 @@ class ValkeyBudget:
             keys=_KEYS, args=[amount, "1" if relative else "0", ENTRY_PREFIX,
                               "".join(sorted(leased))])
         return int(total), int(freed), _names(evicted)
-
-    def ranks(self, client: redis.Redis, names: list[EntryName]) -> list[float]:
-        """The entries' use ranks (0 for one not counted)."""
-        if not names:
-            return []
-        return [rank or 0.0 for rank in client.zmscore(RANKS, list(map(str, names)))]
 
     def sweep(self, client: redis.Redis) -> None:
         """Uncount the entries the server expired or evicted by itself."""

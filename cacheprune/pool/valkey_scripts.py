@@ -110,21 +110,64 @@ if ARGV[2] == '1' then limit = used - limit end
 local total, freed, evicted = make_room(used, limit, ARGV[3], ARGV[4])
 return {total, freed, evicted}
 """
-# Admit one entry under the budget and write it, in one step: no other publisher's entry can
-# land between the room made and the entry written (two steps let each of N concurrent
-# publishers exceed the budget by about an entry). KEYS[4] is the entry's key; ARGV: its name,
-# rank, size (what it counts), the budget, the entry key prefix, the leased names, the value,
-# its TTL in ms (0: none). Returns {'' (written) | 'duplicate' | 'budget', names evicted}.
+# Admit one entry under its owners' shares and the budget, and write it, in one step: no other
+# publisher's entry can land between the room made and the entry written (two steps let each
+# of N concurrent publishers exceed the budget, or a share, by about an entry).
+# KEYS[4] is the entry's key, KEYS[5..] the sorted sets of the entries each share holds
+# (members `<name>:<num tokens>`). ARGV: [1] its name, [2] rank, [3] size (what it counts),
+# [4] the budget, [5] the entry key prefix, [6] the leased names, [7] the value, [8] its TTL in
+# ms (0: none), [9] bytes per token, [10] its member in the shares' sets, [11] its creation
+# time, then for each share its kind and its limit in bytes. A share makes room by evicting
+# its own unleased entries, lowest use rank first. Returns {'' (written) | 'duplicate' |
+# 'budget' | 'share:<kind>', names evicted for the budget, {name, kind, ...} evicted for a
+# share}.
 ADMIT_ENTRY = _MAKE_ROOM_PRELUDE + """
-if redis.call('EXISTS', KEYS[4]) == 1 then return {'duplicate', {}} end
-local size, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
-local total, _, evicted = make_room(used, budget - size, ARGV[5], ARGV[6])
-if total + size > budget then return {'budget', evicted} end
+if redis.call('EXISTS', KEYS[4]) == 1 then return {'duplicate', {}, {}} end
+local size, budget, prefix = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local per_token, member = tonumber(ARGV[9]), ARGV[10]
+local leased = {}
+for i = 1, #ARGV[6], 64 do leased[string.sub(ARGV[6], i, i + 63)] = true end
+local by_share = {}
+for s = 5, #KEYS do
+  local owned = KEYS[s]
+  local kind, limit = ARGV[10 + 2 * (s - 4)], tonumber(ARGV[11 + 2 * (s - 4)])
+  local type_of = redis.call('TYPE', owned)['ok']
+  if type_of ~= 'zset' and type_of ~= 'none' then redis.call('DEL', owned) end
+  local held, usage = {}, 0
+  for _, m in ipairs(redis.call('ZRANGE', owned, 0, -1)) do
+    local name, tokens = string.match(m, '^(' .. string.rep('%x', 64) .. '):(%d+)$')
+    if name and redis.call('EXISTS', prefix .. name) == 1 then
+      local rank = tonumber(redis.call('ZSCORE', KEYS[1], name) or '0') or 0
+      held[#held + 1] = {m, name, tonumber(tokens) * per_token, rank}
+      usage = usage + tonumber(tokens) * per_token
+    else redis.call('ZREM', owned, m) end
+  end
+  table.sort(held, function(a, b) return a[4] < b[4] end)
+  for _, entry in ipairs(held) do
+    if usage + size <= limit then break end
+    if not leased[entry[2]] then
+      local counted = tonumber(redis.call('HGET', KEYS[2], entry[2]) or '0') or 0
+      if redis.call('HDEL', KEYS[2], entry[2]) == 1 then redis.call('DECRBY', KEYS[3], counted) end
+      redis.call('ZREM', KEYS[1], entry[2])
+      if redis.call('DEL', prefix .. entry[2]) == 1 then
+        by_share[#by_share + 1] = entry[2]
+        by_share[#by_share + 1] = kind
+      end
+      redis.call('ZREM', owned, entry[1])
+      usage = usage - entry[3]
+    end
+  end
+  if usage + size > limit then return {'share:' .. kind, {}, by_share} end
+end
+used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
+local total, _, evicted = make_room(used, budget - size, prefix, ARGV[6])
+if total + size > budget then return {'budget', evicted, by_share} end
 if ARGV[8] == '0' then redis.call('SET', KEYS[4], ARGV[7])
 else redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[8]) end
 if redis.call('HSETNX', KEYS[2], ARGV[1], size) == 1 then redis.call('INCRBY', KEYS[3], size) end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-return {'', evicted}
+for s = 5, #KEYS do redis.call('ZADD', KEYS[s], ARGV[11], member) end
+return {'', evicted, by_share}
 """
 # The publication threshold's sender marks for every window of a prompt, in one round trip:
 # ARGV[1] the concatenated 8-byte window ids, ARGV[2] the 16-byte marks (one per window),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 import redis
@@ -145,3 +146,69 @@ def counter(pool: PoolStore, name: str, **labels: str) -> float:
     return sum(sample.value for family in text_string_to_metric_families(pool.metrics_text())
                for sample in family.samples if sample.name == name
                and all(sample.labels.get(k) == v for k, v in labels.items()))
+
+
+def publish_at_once(url: str, pools: list[PoolStore], rounds: int,
+                    segment_of: Callable[[int, int], list[int]],
+                    scope_of: Callable[[int], Scope] | None = None) -> list[tuple[str, str]]:
+    """Each pool publishes `segment_of(index, round)` in a thread of its own, all at the same
+    moments (a barrier per round). Returns the server's own record of every write and delete
+    of an entry (keyspace notifications, in the order the server ran them): ("set" or "del",
+    entry name)."""
+    import threading
+
+    client = server_client(url)
+    client.config_set("notify-keyspace-events", "Eg$xe")  # set, del, expired, evicted
+    events = client.pubsub()
+    events.psubscribe("__keyevent@0__:*")
+    events.subscribe("test:done")
+    barrier = threading.Barrier(len(pools))
+    errors: list[BaseException] = []
+
+    def publisher(index: int) -> None:
+        try:
+            for step in range(rounds):
+                barrier.wait()
+                publish(pools[index], segment_of(index, step), request_id=f"p{index}-{step}",
+                        in_scope=None if scope_of is None else scope_of(index))
+        except BaseException as error:  # surfaced to the caller below
+            errors.append(error)
+            barrier.abort()
+
+    record = []
+    try:
+        threads = [threading.Thread(target=publisher, args=(i,)) for i in range(len(pools))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        client.publish("test:done", b"1")
+        while (message := events.get_message(timeout=10)) is not None:
+            if message["type"] == "message":  # test:done, sent after the last publish
+                return record
+            if message["type"] != "pmessage" or not message["data"].startswith(b"cp:e:"):
+                continue
+            event = message["channel"].rsplit(b":", 1)[1]
+            name = message["data"][5:].decode()
+            if event == b"set":
+                record.append(("set", name))
+            elif event in (b"del", b"expired", b"evicted"):
+                record.append(("del", name))
+        raise AssertionError("the server's notifications stopped before the end")
+    finally:
+        client.config_set("notify-keyspace-events", "")
+        events.close()
+
+
+def most_stored(record: list[tuple[str, str]], counted: Callable[[str], bool] = lambda _: True
+                ) -> tuple[int, int, int]:
+    """(most entries stored at once, entries stored at the end, writes) of those `counted`."""
+    stored, most, writes = 0, 0, 0
+    for event, name in record:
+        if not counted(name):
+            continue
+        stored += 1 if event == "set" else -1
+        writes += event == "set"
+        most = max(most, stored)
+    return most, stored, writes

@@ -56,61 +56,19 @@ def test_concurrent_publishers_never_hold_more_than_the_budget(valkey_url):
     entry key (keyspace notifications, in the order the server ran them) is replayed: the
     entries stored at any instant never outnumber what the budget holds. Admission and write
     in two steps let each publisher land an entry past the budget."""
-    import threading
-
-    from pool_helpers import make_pool, server_client
+    from pool_helpers import make_pool, most_stored, publish_at_once, server_client
 
     num_publishers, num_rounds, entry_tokens = 6, 8, 8
     pools = [make_pool(3 * entry_tokens, url=valkey_url) for _ in range(num_publishers)]
     entry_bytes = entry_tokens * pools[0].bytes_per_token
     budget = pools[0].config.budget_bytes
     assert 3 * entry_bytes <= budget < 4 * entry_bytes
-    client = server_client(valkey_url)
-    client.config_set("notify-keyspace-events", "Eg$xe")  # set, del, expired, evicted
-    events = client.pubsub()
-    events.psubscribe("__keyevent@0__:*")
-    events.subscribe("test:done")
-    barrier = threading.Barrier(num_publishers)
-    errors: list[BaseException] = []
-
-    def publisher(index: int) -> None:
-        try:
-            for step in range(num_rounds):
-                barrier.wait()
-                publish(pools[index], segment(10_000 * (index + 1) + 100 * step, entry_tokens),
-                        request_id=f"p{index}-{step}")
-        except BaseException as error:  # surfaced to the main thread below
-            errors.append(error)
-            barrier.abort()
-
-    try:
-        threads = [threading.Thread(target=publisher, args=(i,)) for i in range(num_publishers)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert errors == []
-        client.publish("test:done", b"1")
-        stored, most_stored, num_writes = 0, 0, 0
-        while (message := events.get_message(timeout=10)) is not None:
-            if message["type"] == "message":  # test:done, sent after the last publish
-                break
-            if message["type"] != "pmessage" or not message["data"].startswith(b"cp:e:"):
-                continue
-            event = message["channel"].rsplit(b":", 1)[1]
-            if event == b"set":
-                stored, num_writes = stored + 1, num_writes + 1
-            elif event in (b"del", b"expired", b"evicted"):
-                stored -= 1
-            most_stored = max(most_stored, stored)
-        else:
-            raise AssertionError("the server's notifications stopped before the end")
-    finally:
-        client.config_set("notify-keyspace-events", "")
-        events.close()
+    record = publish_at_once(valkey_url, pools, num_rounds, lambda index, step: segment(
+        10_000 * (index + 1) + 100 * step, entry_tokens))
+    most, stored, num_writes = most_stored(record)
     assert num_writes > 3  # entries were written and evicted throughout
-    assert most_stored * entry_bytes <= budget
+    assert most * entry_bytes <= budget
     assert stored == pools[0].num_entries == 3
-    assert int(client.get("cp:b")) == stored * entry_bytes
+    assert int(server_client(valkey_url).get("cp:b")) == stored * entry_bytes
     for pool in pools:
         pool.close()

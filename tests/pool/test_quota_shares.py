@@ -43,3 +43,33 @@ def test_a_domain_share_applies_to_all_its_tenants(pool_url):
 def test_a_share_out_of_range_is_refused():
     with pytest.raises(PoolConfigError, match="tenant_share must lie in"):
         make_pool(64, tenant_share=1.5)
+
+
+def test_concurrent_publishers_of_one_tenant_never_hold_more_than_its_share(valkey_url):
+    """Six handles publish for one tenant at the same moments, with room in the budget for
+    eight entries and in the tenant's share for four. Replaying the server's own record of
+    every write and delete, the tenant never held more than its share, and the other tenant's
+    entries stayed. Making room in the share apart from the write let each publisher land an
+    entry past it."""
+    from pool_helpers import most_stored, name_of, publish_at_once
+
+    num_publishers, num_rounds, entry_tokens = 6, 6, 8
+    pools = [make_pool(8 * entry_tokens, url=valkey_url, tenant_share=0.5)
+             for _ in range(num_publishers)]
+    calm = [segment(200 + 100 * k, entry_tokens) for k in range(2)]
+    for k, tokens in enumerate(calm):
+        publish(pools[0], tokens, f"calm{k}", scope(tenant="calm"))
+
+    def burst(index: int, step: int) -> list[int]:
+        return segment(10_000 * (index + 1) + 100 * step, entry_tokens)
+
+    record = publish_at_once(valkey_url, pools, num_rounds, burst,
+                             lambda _: scope(tenant="burst"))
+    burst_names = {name_of(pools[0], burst(i, s), scope(tenant="burst"))
+                   for i in range(num_publishers) for s in range(num_rounds)}
+    most, stored, num_writes = most_stored(record, lambda name: name in burst_names)
+    assert num_writes > 4
+    assert most <= 4  # half of the eight-entry budget, at every instant
+    assert tenant_tokens(pools[0], "calm") == 2 * entry_tokens
+    for pool in pools:
+        pool.close()
