@@ -4,7 +4,12 @@ Each request's private text (what the detectors masked) is cut into word n-grams
 only as xxh3-64 hashes under a secret seed drawn when the monitor starts: no value is stored as
 text, and without the seed nobody can test a guessed value against the table. Each response is
 cut the same way; an n-gram whose hash belongs to *another* tenant raises a Prometheus counter
-and an audit event (hashes and ids only).
+and an audit event (hashes and ids only), unless the answered tenant vouched for it: it sent
+the n-gram inside a private value of its own, one holding an n-gram no other tenant had sent
+(two tenants at one mail domain both hold "example com": echoing one's own address is not a
+leak of the other's). A value that is wholly another tenant's vouches for nothing, so a
+tenant's answer that quotes another tenant's whole value is flagged even if it sent the value
+itself.
 
 Words are runs of letters and digits, case-folded, so "Tatiana Quiroga" in a prompt and
 "tatiana quiroga," in an answer meet. Two-word n-grams cover names, addresses and spaced
@@ -60,6 +65,8 @@ class LeakMonitor:
         # NOTE: the seed is the secret that keeps the table from confirming guesses.
         self._seed = secrets.randbits(64) if seed is None else seed
         self._owners: OrderedDict[int, set[str]] = OrderedDict()
+        self._vouched: dict[int, set[str]] = {}  # n-gram -> tenants that sent it in a value
+        # of their own (see the module's docstring); forgotten with `_owners`
         self._lock = threading.Lock()
         self.registry = CollectorRegistry(auto_describe=True)
         self._audit = AuditLog(self.config.audit_log_path, Counter(
@@ -76,13 +83,20 @@ class LeakMonitor:
 
     def remember(self, tenant: str, private_texts: Iterable[str]) -> None:
         """Keep the hashes of `tenant`'s private texts (e.g. each masked span of a prompt)."""
-        hashes = {h for text in private_texts for h in self._hashes(text)}
+        values = [set(self._hashes(text)) for text in private_texts]
         with self._lock:
-            for value in hashes:
-                self._owners.setdefault(value, set()).add(tenant)
-                self._owners.move_to_end(value)
+            for grams in values:
+                # NOTE: decided before this value's own grams are added: a value vouches for
+                # its grams when one of them was nobody else's.
+                own = any(not self._owners.get(gram, set()) - {tenant} for gram in grams)
+                for gram in grams:
+                    self._owners.setdefault(gram, set()).add(tenant)
+                    self._owners.move_to_end(gram)
+                    if own:
+                        self._vouched.setdefault(gram, set()).add(tenant)
             while len(self._owners) > self.config.max_hashes:
-                self._owners.popitem(last=False)
+                gram, _ = self._owners.popitem(last=False)
+                self._vouched.pop(gram, None)
 
     def check(self, tenant: str, request_id: str, response: str) -> list[LeakFinding]:
         """Findings for `response` to `tenant`; each is counted and audited."""
@@ -92,7 +106,8 @@ class LeakMonitor:
             with self._lock:
                 for value in self._hashes(response):
                     owners = self._owners.get(value)
-                    if owners and value not in seen and owners - {tenant}:
+                    if (owners and value not in seen and owners - {tenant}
+                            and tenant not in self._vouched.get(value, ())):
                         seen.add(value)
                         findings.append(LeakFinding(f"{value:016x}",
                                                     frozenset(owners - {tenant})))

@@ -39,6 +39,21 @@ def test_another_tenants_value_in_a_response_is_flagged_once(tmp_path: Path) -> 
     assert not re.search(r"tatiana|quiroga|a49403269|34646", log.read_text(), re.IGNORECASE)
 
 
+def test_a_fragment_of_a_tenants_own_value_is_not_a_finding() -> None:
+    """Two tenants at one mail domain: echoing one's own address is not a leak of the other's
+    ("whitaker example" is in both), naming the other tenant still is, and so is quoting the
+    other's whole address, even one the tenant sent itself."""
+    monitor = LeakMonitor()
+    monitor.remember("alice", ["alice.brandt@whitaker.example", "Alice Brandt"])
+    monitor.remember("dan", ["dan.okafor@whitaker.example"])
+    assert monitor.check("dan", "r1", "Write to dan.okafor@whitaker.example.") == []
+    (finding,) = monitor.check("dan", "r2", "Alice Brandt wrote this.")
+    assert finding.owners == {"alice"}
+    assert monitor.check("carla", "r3", "Mail someone at whitaker.example.") != []
+    monitor.remember("bob", ["alice.brandt@whitaker.example"])  # wholly Alice's
+    assert monitor.check("bob", "r4", "Contact: alice.brandt@whitaker.example") != []
+
+
 def test_hashes_depend_on_the_secret_seed() -> None:
     one, other = LeakMonitor(seed=1), LeakMonitor(seed=2)
     one.remember("a", ["Tatiana Quiroga"])
