@@ -71,9 +71,11 @@ class ValkeyBudget:
         sets (`<name>:<num tokens>`), scored `created_at`. Returns (None when written, else
         "duplicate", "budget" or "share:<kind>"; the names evicted for the budget; (name,
         kind) of those evicted for a share)."""
-        args: list[bytes | str | int] = [name, repr(self._clock()), num_bytes, self._config.budget_bytes,
-                              ENTRY_PREFIX, "".join(sorted(leased)), value, ttl_ms or 0,
-                              self._config.shared_bytes_per_token, member, repr(created_at)]
+        config = self._config
+        args: list[bytes | str | int] = [
+            name, repr(self._clock()), num_bytes, config.budget_bytes, ENTRY_PREFIX,
+            "".join(sorted(leased)), value, ttl_ms or 0, config.shared_bytes_per_token, member,
+            repr(created_at)]
         for share in shares:
             args += [share.kind, share.limit]
         status, evicted, by_share = self._admit(
