@@ -133,9 +133,16 @@ for s = 5, #KEYS do
   local kind, limit = ARGV[10 + 2 * (s - 4)], tonumber(ARGV[11 + 2 * (s - 4)])
   local type_of = redis.call('TYPE', owned)['ok']
   if type_of ~= 'zset' and type_of ~= 'none' then redis.call('DEL', owned) end
+  local members = redis.call('ZRANGE', owned, 0, -1)
+  local pattern = '^(' .. string.rep('%x', 64) .. '):(%d+)$'
+  local bound = 0  -- every member counted, live or not: if even that fits, nothing to check
+  for _, m in ipairs(members) do
+    local _, tokens = string.match(m, pattern)
+    bound = bound + (tonumber(tokens) or 0) * per_token
+  end
   local held, usage = {}, 0
-  for _, m in ipairs(redis.call('ZRANGE', owned, 0, -1)) do
-    local name, tokens = string.match(m, '^(' .. string.rep('%x', 64) .. '):(%d+)$')
+  for _, m in ipairs(bound + size > limit and members or {}) do
+    local name, tokens = string.match(m, pattern)
     if name and redis.call('EXISTS', prefix .. name) == 1 then
       local rank = tonumber(redis.call('ZSCORE', KEYS[1], name) or '0') or 0
       held[#held + 1] = {m, name, tonumber(tokens) * per_token, rank}
