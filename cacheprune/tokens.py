@@ -1,5 +1,15 @@
-"""Token ids and private masks as the pool, the retriever and the serving path pass them
-around: one set of array types and the checks that make them so."""
+"""Token ids and private masks as the library passes them around, and the checks that make
+them so.
+
+- `TokenIds` (int64) is the library's token-id type from a request's admission on: the served
+  request and its views, what the pool's sessions take and what the pool returns
+  (`stored_token_ids`), the caches' audits.
+- `TokenArray` (contiguous little-endian uint32) is the form the pool and the retriever hash
+  and store as is: made at the pool session's boundary (`as_token_array`, which also checks
+  the ids) and never handed back.
+- Lists only where ids arrive one at a time (the tokenizer's `Encoding.ids`, the tokens a
+  generation appends), tensors only at the model's input.
+"""
 
 from __future__ import annotations
 

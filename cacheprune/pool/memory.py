@@ -11,6 +11,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from cacheprune.pool.audit import AuditLog
 from cacheprune.pool.config import PoolConfig
 from cacheprune.pool.entry import EntryInfo, EntryState, PoolEntry, SegmentKV, validate_segment
@@ -22,7 +24,7 @@ from cacheprune.pool.quota import QuotaLedger, share_limits
 from cacheprune.pool.store import PoolStore
 from cacheprune.pool.threshold import MemorySenderCounts, PublicationThreshold
 from cacheprune.retriever import EntryName, IndexedSegment, Match, find_matches
-from cacheprune.tokens import MaskArray, TokenArray
+from cacheprune.tokens import MaskArray, TokenArray, TokenIds
 
 
 def _info(entry: PoolEntry) -> EntryInfo:
@@ -239,9 +241,9 @@ class MemoryPool(PoolStore):
         with self._cond:
             return [_info(entry) for entry in self._entries]
 
-    def stored_token_ids(self) -> list[TokenArray]:
+    def stored_token_ids(self) -> list[TokenIds]:
         with self._cond:
-            return [entry.segment.token_ids.copy() for entry in self._entries]
+            return [entry.segment.token_ids.astype(np.int64) for entry in self._entries]
 
     @property
     def num_entries(self) -> int:

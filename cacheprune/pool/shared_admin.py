@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from cacheprune.pool.codec import MAX_CLOCK_SKEW_S, EntryHead
 from cacheprune.pool.entry import EntryInfo
 from cacheprune.pool.shared_medium import MediumError, SharedMedium
@@ -20,7 +22,7 @@ from cacheprune.pool.tombstones import (
     tenant_subject,
 )
 from cacheprune.retriever import EntryName
-from cacheprune.tokens import TokenArray
+from cacheprune.tokens import TokenIds
 
 
 class SharedAdmin(SharedMedium):
@@ -113,8 +115,8 @@ class SharedAdmin(SharedMedium):
     def entry_infos(self) -> list[EntryInfo]:
         return [_info(head) for head in self._entry_heads()]
 
-    def stored_token_ids(self) -> list[TokenArray]:
-        return [head.token_ids.copy() for head in self._entry_heads()]
+    def stored_token_ids(self) -> list[TokenIds]:
+        return [head.token_ids.astype(np.int64) for head in self._entry_heads()]
 
 
 

@@ -50,7 +50,7 @@ from cacheprune.pool.handles import Scope
 from cacheprune.pool.request_store import RequestStore
 from cacheprune.pool.session import PoolSession
 from cacheprune.retriever import EntryName
-from cacheprune.tokens import TokenArray
+from cacheprune.tokens import TokenIds
 
 
 class PoolStore(RequestStore):
@@ -103,7 +103,7 @@ class PoolStore(RequestStore):
         """Provenance of every visible entry (identity, length, age, tenant tag)."""
 
     @abc.abstractmethod
-    def stored_token_ids(self) -> list[TokenArray]:
+    def stored_token_ids(self) -> list[TokenIds]:
         """Token ids of every visible entry: for audits and the leakage evaluation only."""
 
     @property

@@ -11,7 +11,6 @@ import time
 from collections.abc import Sequence
 from typing import Literal
 
-import numpy as np
 import torch
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 
@@ -231,8 +230,7 @@ class Engine:
     def cached_token_ids(self) -> list[TokenIds]:
         """Token ids of everything this engine's caches hold (the pool and the strategy's own):
         for audits and the leakage evaluation. Never exported by metrics or logs."""
-        pooled: list[TokenIds] = [ids.astype(np.int64) for ids in self.pool.stored_token_ids()]
-        return pooled + self.strategy.cached_token_ids()
+        return self.pool.stored_token_ids() + self.strategy.cached_token_ids()
 
 
 def make_strategy(config: EngineConfig, model: Transformer,
