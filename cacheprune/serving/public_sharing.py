@@ -27,7 +27,6 @@ from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.sharing import (
     PoolSharing,
     SegmentSpan,
-    after,
     computed_mask,
     prompt_start,
     stage_segments,
@@ -61,7 +60,7 @@ class PaperBaselineSharing(PoolSharing):
                              self.config.match_window, min_len)
         leading = [(0, start, np.zeros(start, dtype=np.bool_))] if start else []
         return (stage_segments(session, view, leading, source, self.config.match_window)
-                + stage_segments(session, view, after(segments, start), source, min_len))
+                + stage_segments(session, view, segments, source, min_len))
 
     def annotated_segments(self, request: ServedRequest, attention: npt.NDArray[np.float32],
                            computed: MaskArray) -> list[SegmentSpan]:

@@ -117,8 +117,9 @@ def prompt_start(session: PoolSession, view: PublicView, segments: list[SegmentS
                  segment_tokens: int) -> int:
     """How many of the view's first tokens to publish as an entry of their own (0: none): the
     run from token 0 that the publication threshold allows, before the first private token
-    and the first token this prefill reused, when it holds `min_tokens` and no segment
-    (of `segment_tokens` at least) publishes it already.
+    and the first token this prefill reused, when it holds `min_tokens` and a segment from
+    token 0 (of `segment_tokens` at least) does not publish it already. A later segment may
+    overlap it: both are published whole (two entries holding the same few tokens).
 
     The annotator's minimum length is for text whose KV depends on what precedes it; the
     prompt's first tokens attended to nothing else, so their KV is exact in every prompt that
@@ -133,12 +134,6 @@ def prompt_start(session: PoolSession, view: PublicView, segments: list[SegmentS
             return 0
     runs = session.shareable_runs(view.token_ids[:end], min_tokens)
     return runs[0][1] if runs and runs[0][0] == 0 else 0
-
-
-def after(segments: list[SegmentSpan], start: int) -> list[SegmentSpan]:
-    """The segments cut to what lies from `start` on."""
-    return [(max(s, start), e, marks[max(s, start) - s:]) for s, e, marks in segments
-            if e > start]
 
 
 def _stage(session: PoolSession, view: PublicView, start: int, end: int, marks: MaskArray,
