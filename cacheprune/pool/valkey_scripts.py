@@ -69,13 +69,24 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('DEL', KEYS[4])
 """
 # The start of the scripts that evict: reads the budget's total into `used` and defines
-# make_room, which evicts lowest rank first until `used` is at most `limit`, skipping
-# `leased_names` (this process's leases, 64 characters each), deleting `prefix .. name`. It
-# stores and returns the new total, with the bytes freed and the names evicted.
+# - leased_set: this process's leased names (64 characters each, concatenated) as a set;
+# - forget: deletes `prefix .. name` and its rank and size, returning the size it counted,
+#   whether it was counted and whether the entry existed (the caller settles the total);
+# - make_room: evicts lowest rank first until `used` is at most `limit`, skipping `leased`,
+#   and stores and returns the new total, with the bytes freed and the names evicted.
 _MAKE_ROOM_PRELUDE = """
-local function make_room(used, limit, prefix, leased_names)
+local function leased_set(leased_names)
   local leased = {}
   for i = 1, #leased_names, 64 do leased[string.sub(leased_names, i, i + 63)] = true end
+  return leased
+end
+local function forget(name, prefix)
+  local size = tonumber(redis.call('HGET', KEYS[2], name) or '0') or 0
+  redis.call('ZREM', KEYS[1], name)
+  local counted = redis.call('HDEL', KEYS[2], name) == 1
+  return size, counted, redis.call('DEL', prefix .. name) == 1
+end
+local function make_room(used, limit, prefix, leased)
   local evicted, freed, skip = {}, 0, 0
   while used > limit do
     local batch = redis.call('ZRANGE', KEYS[1], skip, skip + 63)
@@ -84,11 +95,9 @@ local function make_room(used, limit, prefix, leased_names)
       if used <= limit then break end
       if leased[name] then skip = skip + 1
       else
-        local size = tonumber(redis.call('HGET', KEYS[2], name) or '0') or 0
-        redis.call('ZREM', KEYS[1], name)
-        redis.call('HDEL', KEYS[2], name)
+        local size, _, existed = forget(name, prefix)
         used = used - size
-        if redis.call('DEL', prefix .. name) == 1 then
+        if existed then
           evicted[#evicted + 1] = name
           freed = freed + size
         end
@@ -107,7 +116,7 @@ local used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
 MAKE_ROOM = _MAKE_ROOM_PRELUDE + """
 local limit = tonumber(ARGV[1])
 if ARGV[2] == '1' then limit = used - limit end
-local total, freed, evicted = make_room(used, limit, ARGV[3], ARGV[4])
+local total, freed, evicted = make_room(used, limit, ARGV[3], leased_set(ARGV[4]))
 return {total, freed, evicted}
 """
 # Admit one entry under its owners' shares and the budget, and write it, in one step: no other
@@ -125,16 +134,14 @@ ADMIT_ENTRY = _MAKE_ROOM_PRELUDE + """
 if redis.call('EXISTS', KEYS[4]) == 1 then return {'duplicate', {}, {}} end
 local size, budget, prefix = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local per_token, member = tonumber(ARGV[9]), ARGV[10]
-local leased = {}
-for i = 1, #ARGV[6], 64 do leased[string.sub(ARGV[6], i, i + 63)] = true end
-local by_share = {}
+local leased = leased_set(ARGV[6])
+local by_share, pattern = {}, '^(' .. string.rep('%x', 64) .. '):(%d+)$'
 for s = 5, #KEYS do
   local owned = KEYS[s]
   local kind, limit = ARGV[10 + 2 * (s - 4)], tonumber(ARGV[11 + 2 * (s - 4)])
   local type_of = redis.call('TYPE', owned)['ok']
   if type_of ~= 'zset' and type_of ~= 'none' then redis.call('DEL', owned) end
   local members = redis.call('ZRANGE', owned, 0, -1)
-  local pattern = '^(' .. string.rep('%x', 64) .. '):(%d+)$'
   local bound = 0  -- every member counted, live or not: if even that fits, nothing to check
   for _, m in ipairs(members) do
     local _, tokens = string.match(m, pattern)
@@ -153,10 +160,9 @@ for s = 5, #KEYS do
   for _, entry in ipairs(held) do
     if usage + size <= limit then break end
     if not leased[entry[2]] then
-      local counted = tonumber(redis.call('HGET', KEYS[2], entry[2]) or '0') or 0
-      if redis.call('HDEL', KEYS[2], entry[2]) == 1 then redis.call('DECRBY', KEYS[3], counted) end
-      redis.call('ZREM', KEYS[1], entry[2])
-      if redis.call('DEL', prefix .. entry[2]) == 1 then
+      local counted_size, counted, existed = forget(entry[2], prefix)
+      if counted then used = used - counted_size end
+      if existed then
         by_share[#by_share + 1] = entry[2]
         by_share[#by_share + 1] = kind
       end
@@ -164,10 +170,12 @@ for s = 5, #KEYS do
       usage = usage - entry[3]
     end
   end
-  if usage + size > limit then return {'share:' .. kind, {}, by_share} end
+  if usage + size > limit then
+    redis.call('SET', KEYS[3], math.max(used, 0))  -- what this share freed stays freed
+    return {'share:' .. kind, {}, by_share}
+  end
 end
-used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
-local total, _, evicted = make_room(used, budget - size, prefix, ARGV[6])
+local total, _, evicted = make_room(used, budget - size, prefix, leased)
 if total + size > budget then return {'budget', evicted, by_share} end
 if ARGV[8] == '0' then redis.call('SET', KEYS[4], ARGV[7])
 else redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[8]) end

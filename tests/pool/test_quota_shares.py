@@ -51,7 +51,7 @@ def test_concurrent_publishers_of_one_tenant_never_hold_more_than_its_share(valk
     every write and delete, the tenant never held more than its share, and the other tenant's
     entries stayed. Making room in the share apart from the write let each publisher land an
     entry past it."""
-    from pool_helpers import most_stored, name_of, publish_at_once
+    from pool_helpers import most_stored, name_of, publish_at_once, server_client
 
     num_publishers, num_rounds, entry_tokens = 6, 6, 8
     pools = [make_pool(8 * entry_tokens, url=valkey_url, tenant_share=0.5)
@@ -71,5 +71,33 @@ def test_concurrent_publishers_of_one_tenant_never_hold_more_than_its_share(valk
     assert num_writes > 4
     assert most <= 4  # half of the eight-entry budget, at every instant
     assert tenant_tokens(pools[0], "calm") == 2 * entry_tokens
+    # The budget's account equals what the server holds, counted key by key.
+    client = server_client(valkey_url)
+    stored_entries = len(list(client.scan_iter(match=b"cp:e:*")))
+    assert int(client.get("cp:b")) == stored_entries * entry_tokens * pools[0].bytes_per_token
     for pool in pools:
         pool.close()
+
+
+def test_a_share_that_cannot_make_room_refuses_and_keeps_the_account(valkey_url):
+    """A tenant's share full, one of its entries leased: a publish needing more than the
+    unleased ones free evicts them, is refused, and the budget's account still equals what
+    the server holds (counted key by key)."""
+    import numpy as np
+    from pool_helpers import server_client
+
+    pool = make_pool(64, max_context_tokens=32, url=valkey_url, tenant_share=0.5)
+    held = [segment(1000 + 100 * k, 8) for k in range(4)]  # the tenant's 32-token share
+    for k, tokens in enumerate(held):
+        publish(pool, tokens, f"h{k}", scope(tenant="burst"))
+    with pool.session("reader", scope(tenant="reader")) as reader:
+        assert reader.lookup(held[0], np.zeros(8, dtype=bool))  # leased while it is open
+        publish(pool, segment(5000, 32), "big", scope(tenant="burst"))
+        reader.commit()
+    assert tenant_tokens(pool, "burst") == 8  # only the leased entry stayed
+    assert counter(pool, "cacheprune_pool_evictions_total", reason="share:tenant") == 3
+    client = server_client(valkey_url)
+    stored_entries = len(list(client.scan_iter(match=b"cp:e:*")))
+    assert stored_entries == 1
+    assert int(client.get("cp:b")) == 8 * pool.bytes_per_token
+    pool.close()
