@@ -119,7 +119,6 @@ class SharedAdmin(SharedMedium):
         return [head.token_ids.astype(np.int64) for head in self._entry_heads()]
 
 
-
 def _info(head: EntryHead) -> EntryInfo:
     return EntryInfo(head.name, head.identity.model_id, head.identity.policy_version,
                      head.num_tokens, head.created_at, head.tenant_tag, head.domain_tag)

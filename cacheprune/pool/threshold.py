@@ -71,7 +71,6 @@ class SenderCountStore(abc.ABC):
         recently sent go first; a server with its own memory policy may ignore it). Raises
         only `MediumError`/`OSError` (the caller counts nothing common then)."""
 
-
     @abc.abstractmethod
     def forget(self, select: SelectMarks) -> int:
         """Remove every mark `select` flags (given, batch by batch, each mark's window id and

@@ -123,20 +123,18 @@ class FileSenderCounts(SenderCountStore):
         return [found.get(window, []) for window in signed]
 
     def forget(self, select: SelectMarks) -> int:
-        forgotten = 0
+        doomed: list[tuple[int, bytes]] = []
         try:
             with self._lock, _transaction(self._db()) as db:
                 rows = db.execute("SELECT window, mark FROM senders")
-                doomed: list[tuple[int, bytes]] = []
                 while batch := rows.fetchmany(_FORGET_BATCH):
                     window_ids = np.array([w for w, _ in batch], dtype=np.int64).view(np.uint64)
                     chosen = select(window_ids, [mark for _, mark in batch])
                     doomed.extend(itertools.compress(batch, chosen))
                 db.executemany("DELETE FROM senders WHERE window = ? AND mark = ?", doomed)
-                forgotten = len(doomed)
         except sqlite3.Error as error:
             raise MediumError(f"sender counts: {type(error).__name__}") from error
-        return forgotten
+        return len(doomed)
 
     def close(self) -> None:
         if self._connection is not None:
