@@ -85,6 +85,17 @@ class _Layout:
         return out[:, self.positions] if self.fill else out
 
 
+@dataclass(slots=True)
+class _Sequence:
+    """One prompt's part of a forward pass: its rows among the pass's rows, its KV buffer and
+    its layout. A pass over several sequences (`Transformer.prefill_batch`) runs the linear
+    layers on all their rows at once and attention per sequence."""
+
+    rows: slice
+    kv: KVBuffer
+    layout: _Layout
+
+
 class Attention(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -101,14 +112,13 @@ class Attention(nn.Module):
         x: torch.Tensor,
         cos: torch.Tensor,
         sin: torch.Tensor,
-        layout: _Layout,
-        layer_keys: torch.Tensor,
-        layer_values: torch.Tensor,
+        layer: int,
+        sequences: Sequence[_Sequence],
         capture: CaptureState | None,
         last_row_only: bool = False,
     ) -> torch.Tensor:
-        """Write the K/V of every row of `x`; return the attention output of every row, or of
-        the last row only."""
+        """Write the K/V of every row of `x` into its sequence's buffer at `layer`; return the
+        attention output of every row, or of each sequence's last row only."""
         m = x.shape[0]
         q_size, kv_size = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
         qkv = self.qkv(x)
@@ -118,16 +128,26 @@ class Attention(nn.Module):
         q = qk[:, : self.num_heads].transpose(0, 1)
         k = qk[:, self.num_heads :].transpose(0, 1)
         v = qkv[:, q_size + kv_size :].view(m, self.num_kv_heads, self.head_dim).transpose(0, 1)
+        outs = [self._attend(q[:, seq.rows], k[:, seq.rows], v[:, seq.rows], seq, layer,
+                             capture, last_row_only) for seq in sequences]
+        out = outs[0] if len(outs) == 1 else torch.cat(outs, dim=1)
+        return self.o_proj(out.transpose(0, 1).reshape(out.shape[1], q_size))
+
+    @staticmethod
+    def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, seq: _Sequence,
+                layer: int, capture: CaptureState | None, last_row_only: bool) -> torch.Tensor:
+        """One sequence's rows: their K/V written, their attention over the sequence's keys."""
+        layout = seq.layout
+        layer_keys, layer_values = seq.kv.keys[layer], seq.kv.values[layer]
         layer_keys[:, layout.write] = k
         layer_values[:, layout.write] = v
         keys, values = layer_keys[:, : layout.kv_len], layer_values[:, : layout.kv_len]
         if capture is not None:  # the capture needs every row's attention, even then
-            out = attend_and_capture(q, keys, values, layout.positions, capture, last_row_only)
-        else:
-            if last_row_only:
-                q, layout = q[:, -1:], layout.last_row()
-            out = layout.attend(q, keys, values)
-        return self.o_proj(out.transpose(0, 1).reshape(out.shape[1], q_size))
+            return attend_and_capture(q, keys, values, layout.positions, capture,
+                                      last_row_only)
+        if last_row_only:
+            q, layout = q[:, -1:], layout.last_row()
+        return layout.attend(q, keys, values)
 
 
 class MLP(nn.Module):
@@ -174,6 +194,43 @@ class Transformer(nn.Module):
     ) -> PrefillResult:
         """Run one prefill under `plan`. `capacity` reserves KV room for decoding after it."""
         plan.validate(self.config)
+        kv, positions = self._place_reused(plan, capacity)
+        n = plan.num_tokens
+        state = None
+        if capture is not None:
+            state = CaptureState.of(capture, self.config, n)
+        hidden = self._run_one(plan.token_ids[positions], positions, kv, n, state,
+                               last_row_only=not all_logits)
+        logits = self.lm_head(self.norm(hidden if all_logits else hidden[-1]))
+        return _result(plan, kv, positions, logits,
+                       None if state is None else state.matrix)
+
+    @torch.inference_mode()
+    def prefill_batch(self, plans: Sequence[PrefillPlan]) -> list[PrefillResult]:
+        """The prefills of several prompts in one pass over the layers: the linear layers run
+        on the computed rows of all of them at once, attention per prompt over its own keys.
+        Each result is its prompt's `prefill(plan)` (up to the matmuls' rounding); a step's
+        cost grows with the rows it computes, not with its number of prompts."""
+        if not plans:
+            return []
+        for plan in plans:
+            plan.validate(self.config)
+        sequences, token_ids, first_row = [], [], 0
+        placed = [self._place_reused(plan) for plan in plans]
+        for plan, (kv, positions) in zip(plans, placed, strict=True):
+            rows = slice(first_row, first_row + int(positions.numel()))
+            sequences.append(_Sequence(rows, kv, _Layout.of(positions, plan.num_tokens)))
+            token_ids.append(plan.token_ids[positions])
+            first_row = rows.stop
+        hidden = self._run(torch.cat(token_ids), sequences, None, last_row_only=True)
+        logits = self.lm_head(self.norm(hidden))  # one row per prompt: its last token's
+        return [_result(plan, kv, positions, logits[i])
+                for i, (plan, (kv, positions)) in enumerate(zip(plans, placed, strict=True))]
+
+    def _place_reused(self, plan: PrefillPlan, capacity: int | None = None
+                      ) -> tuple[KVBuffer, torch.Tensor]:
+        """A KV buffer for the plan's prompt with its reused spans moved to their positions,
+        and the positions the prefill computes."""
         n = plan.num_tokens
         kv = KVBuffer.allocate(self.config, max(capacity or n, n))
         for span in plan.reused:
@@ -182,25 +239,8 @@ class Transformer(nn.Module):
                 span.keys, self.inv_freq, span.source_positions, new_positions
             )
             kv.values[:, :, span.start : span.end] = span.values
-        compute = plan.compute_mask()
-        positions = compute.nonzero().squeeze(1)
-        state = None
-        if capture is not None:
-            state = CaptureState.of(capture, self.config, n)
-        hidden = self._run(plan.token_ids[positions], positions, kv, n, state,
-                           last_row_only=not all_logits)
         kv.length = n
-        covered = plan.reused_mask()
-        logits = self.lm_head(self.norm(hidden if all_logits else hidden[-1]))
-        return PrefillResult(
-            logits=logits,
-            kv=kv,
-            computed_positions=positions,
-            num_reused=int((covered & ~compute).sum()),
-            num_recomputed=int((covered & compute).sum()),
-            num_computed=int((~covered).sum()),
-            attention=None if state is None else state.matrix,
-        )
+        return kv, plan.compute_mask().nonzero().squeeze(1)
 
     @torch.inference_mode()
     def captured_attention(self, token_ids: torch.Tensor, prefill: PrefillResult,
@@ -216,8 +256,8 @@ class Transformer(nn.Module):
         keys, values = kv.keys[:, :, positions], kv.values[:, :, positions]  # copies
         with torch.device(kv.keys.device):
             state = CaptureState.of(capture, self.config, n)
-            self._run(token_ids.to(kv.keys.device)[positions], positions, kv, n, state,
-                      last_row_only=True)
+            self._run_one(token_ids.to(kv.keys.device)[positions], positions, kv, n, state,
+                          last_row_only=True)
         kv.keys[:, :, positions], kv.values[:, :, positions] = keys, values
         return state.matrix
 
@@ -239,8 +279,8 @@ class Transformer(nn.Module):
                              f"KV buffer holds {prefill.kv.capacity} tokens")
         positions = torch.arange(n, n + m)
         with torch.device(prefill.kv.keys.device):
-            hidden = self._run(fed.to(prefill.kv.keys.device), positions, prefill.kv, n + m,
-                               None)
+            hidden = self._run_one(fed.to(prefill.kv.keys.device), positions, prefill.kv,
+                                   n + m, None)
         return torch.cat([first[None], self.lm_head(self.norm(hidden))])
 
     @torch.inference_mode()
@@ -251,30 +291,39 @@ class Transformer(nn.Module):
         if kv.length >= self.config.max_context:
             raise ValueError(f"context of {self.config.max_context} tokens exhausted")
         positions = torch.tensor([kv.length])
-        hidden = self._run(torch.tensor([token_id]), positions, kv, kv.length + 1, None)
+        hidden = self._run_one(torch.tensor([token_id]), positions, kv, kv.length + 1, None)
         kv.length += 1
         return self.lm_head(self.norm(hidden[-1]))
 
-    def _run(
+    def _run_one(
         self, token_ids: torch.Tensor, positions: torch.Tensor, kv: KVBuffer, kv_len: int,
         capture: CaptureState | None, last_row_only: bool = False,
     ) -> torch.Tensor:
-        """The residual stream after the last block (before the final norm) for `positions`,
-        or for the last of them only: then the last block computes its K/V for every row but
-        its attention output and MLP for the last row alone, since nothing reads the others."""
+        """`_run` over one sequence: its tokens at `positions`, attending to `kv_len` keys."""
+        sequence = _Sequence(slice(0, int(positions.numel())), kv, _Layout.of(positions, kv_len))
+        return self._run(token_ids, [sequence], capture, last_row_only)
+
+    def _run(
+        self, token_ids: torch.Tensor, sequences: Sequence[_Sequence],
+        capture: CaptureState | None, last_row_only: bool = False,
+    ) -> torch.Tensor:
+        """The residual stream after the last block (before the final norm) for the rows of
+        `sequences` (`token_ids`, in their order), or for each sequence's last row only: then
+        the last block computes K/V for every row but attention output and MLP for the last
+        rows alone, since nothing reads the others."""
+        positions = torch.cat([seq.layout.positions for seq in sequences])
         cos, sin = cos_sin(self.inv_freq, positions)
         cos, sin = cos[:, None], sin[:, None]  # broadcast over heads
-        layout = _Layout.of(positions, kv_len)
         x = self.embed_tokens(token_ids)
         last_layer = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
             assert isinstance(layer, Block)
             layer_capture = capture if capture is not None and i in capture.layers else None
             last_only = last_row_only and i == last_layer
-            attended = layer.attn(layer.input_layernorm(x), cos, sin, layout, kv.keys[i],
-                                  kv.values[i], layer_capture, last_only)
+            attended = layer.attn(layer.input_layernorm(x), cos, sin, i, sequences,
+                                  layer_capture, last_only)
             if last_only:
-                x = x[-1:]
+                x = x[[seq.rows.stop - 1 for seq in sequences]]
             x.add_(attended)
             x.add_(layer.mlp(layer.post_attention_layernorm(x)))
         return x
@@ -331,6 +380,20 @@ class Transformer(nn.Module):
             model.lm_head.weight = model.embed_tokens.weight
         model.inv_freq = inverse_frequencies(config)
         return model.eval()
+
+
+def _result(plan: PrefillPlan, kv: KVBuffer, positions: torch.Tensor, logits: torch.Tensor,
+            attention: torch.Tensor | None = None) -> PrefillResult:
+    covered, compute = plan.reused_mask(), plan.compute_mask()
+    return PrefillResult(
+        logits=logits,
+        kv=kv,
+        computed_positions=positions,
+        num_reused=int((covered & ~compute).sum()),
+        num_recomputed=int((covered & compute).sum()),
+        num_computed=int((~covered).sum()),
+        attention=attention,
+    )
 
 
 class _Taker:

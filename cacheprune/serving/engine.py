@@ -159,9 +159,16 @@ class Engine:
 
     def prefill(self, plan: PrefillPlan) -> PrefillResult:
         """The plan's prefill on the model's device (the plan's tensors moved there)."""
+        return self.prefill_batch([plan])[0]
+
+    def prefill_batch(self, plans: Sequence[PrefillPlan]) -> list[PrefillResult]:
+        """Several requests' prefills in one pass over the model's layers
+        (`Transformer.prefill_batch`), on the model's device."""
         device = self.model.inv_freq.device
+        if device.type == "cpu":  # NOTE: a device context costs every torch call a detour
+            return self.model.prefill_batch(plans)
         with torch.device(device):
-            return self.model.prefill(_on_device(plan, device))
+            return self.model.prefill_batch([_on_device(plan, device) for plan in plans])
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 strategy: SharingStrategy | None = None) -> list[Published]:
@@ -261,8 +268,6 @@ def pool_strategy(config: EngineConfig, model: Transformer, tokenizer: ChatToken
 
 
 def _on_device(plan: PrefillPlan, device: torch.device) -> PrefillPlan:
-    if device.type == "cpu":
-        return plan
     return PrefillPlan(plan.token_ids.to(device), [
         ReusedSpan(span.start, span.keys.to(device), span.values.to(device),
                    span.source_positions.to(device),

@@ -15,7 +15,7 @@ runs in the publisher thread and only reads it.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 
 import torch
 
@@ -55,11 +55,12 @@ class Blender:
         self._engine = engine
         self._publishing = publishing
 
-    def prefill(self, order: PrefillOrder, local_keys: torch.Tensor | None,
-                local_values: torch.Tensor | None) -> PrefillFigures:
-        """The prompt's KV, computed as the own engine would (the first
-        `order.num_local_tokens` given, from vLLM's own cache), attached to the order's
-        request (PREFILLED); returns what the pool served."""
+    def plan(self, order: PrefillOrder, local_keys: torch.Tensor | None,
+             local_values: torch.Tensor | None) -> PrefillPlan:
+        """The order's plan, attached to its request (PLANNED): pooled spans as the own engine
+        finds them, after the first `order.num_local_tokens` (given, from vLLM's own cache).
+        The reading session, and every lease, ends here: the plan holds what was read
+        (copies, or views of entries, which are never written once published)."""
         engine, request = self._engine, order.request
         with engine.session(request) as reading:
             plan = engine.plan(request, reading)
@@ -70,12 +71,26 @@ class Blender:
                 plan = PrefillPlan(plan.token_ids, [local, *pooled])
             else:
                 plan = PrefillPlan(plan.token_ids, pooled)
+            plan.validate(engine.model.config)
             request.attach_plan(plan, reading.counted)
-            request.attach_prefill(engine.prefill(plan))
-        assert request.prefill is not None
-        return PrefillFigures([(span.start, span.end) for span in pooled],
-                              request.prefill.num_recomputed, request.prefill.num_computed,
-                              order.num_local_tokens)
+        return plan
+
+    def prefill(self, orders: Sequence[PrefillOrder]) -> list[PrefillFigures]:
+        """The PLANNED orders' prefills in one pass over the layers (`Engine.prefill_batch`),
+        each attached to its request (PREFILLED); returns what the pool served each."""
+        plans = []
+        for order in orders:
+            assert order.request.plan is not None, "prefill after the plan"
+            plans.append(order.request.plan)
+        figures = []
+        for order, plan, result in zip(orders, plans, self._engine.prefill_batch(plans),
+                                       strict=True):
+            order.request.attach_prefill(result)
+            pooled = [span for span in plan.reused if span.start >= order.num_local_tokens]
+            figures.append(PrefillFigures([(span.start, span.end) for span in pooled],
+                                          result.num_recomputed, result.num_computed,
+                                          order.num_local_tokens))
+        return figures
 
     def publish(self, request: ServedRequest) -> PendingPublication | None:
         """Stage the PREFILLED request's segments; None when there is nothing to publish."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 
@@ -34,12 +34,15 @@ from cacheprune.vllm.blend import Blender, PendingPublication
 from cacheprune.vllm.kv_layout import TileLayout
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
 from cacheprune.vllm.publisher import Publisher, Settled, Staged
-from cacheprune.vllm.request_log import RequestLog
+from cacheprune.vllm.request_log import PrefillFigures, RequestLog
 
 logger = logging.getLogger(__name__)
 _LAYER_NUMBER = re.compile(r"\.(\d+)\.")
 # Publications that may wait or run at once: each holds a prompt's KV until it has run.
 MAX_WAITING_PUBLICATIONS = 4
+# The most rows one pass computes for a step's prefills (`Blender.prefill`): bounds the pass's
+# activations (about 30 KB a row for the default model) while batching warm requests whole.
+MAX_BATCH_ROWS = 4096
 # How long a step with nothing to compute waits for the publisher: vLLM keeps stepping while a
 # finished request's publication is pending, and should not spin meanwhile.
 IDLE_STEP_WAIT_S = 0.02
@@ -104,36 +107,73 @@ class WorkerSide:
         else:
             model_turns.release_after_step()  # no forward pass: the publisher may go on
         self._verdicts.update(orders.verdicts)
-        for order in orders.prefills:
-            self._prefill(order)
+        planned = [order for order in orders.prefills if self._plan(order)]
+        for batch in _batches(planned, MAX_BATCH_ROWS):
+            self._prefill(batch)
 
-    def _prefill(self, order: PrefillOrder) -> None:
-        request = order.request
-        stop = request.num_tokens - 1  # vLLM computes the last token itself
+    def _plan(self, order: PrefillOrder) -> bool:
+        """Plan the order (its request PLANNED); False, its blocks failed, if that failed."""
         try:
             local_keys = local_values = None
             if order.num_local_tokens:
                 local_keys, local_values = self._gather(order.block_ids, 0,
                                                         order.num_local_tokens)
-            figures = self._blender.prefill(order, local_keys, local_values)
-            prefilled = request.prefill
-            assert prefilled is not None, "the blender attaches the prefill"
-            where = self._slots(order.block_ids, order.num_local_tokens, stop)
-            for index, layer in enumerate(self._layers):
-                kv_layout.scatter(layer, where, self._layout,
-                                  prefilled.keys[index, :, order.num_local_tokens:stop],
-                                  prefilled.values[index, :, order.num_local_tokens:stop])
+            self._blender.plan(order, local_keys, local_values)
+            return True
         except Exception:  # noqa: BLE001 - any failure: vLLM must not use these blocks
-            # NOTE: reported as a failed load: vLLM then recomputes the request's tokens from
-            # the first of these blocks itself (kv_load_failure_policy "recompute") or fails
-            # the request ("fail"); either way no half-written KV is attended to.
-            logger.exception("cacheprune: prefill of request %s failed; its blocks are "
-                             "reported as not loaded", request.request_id)
-            first_block = order.num_local_tokens // self._block_size
-            self._failed_blocks.update(order.block_ids[first_block:])
-            if order.publish:
-                self._mark_settled(request.request_id, 0)
+            logger.exception("cacheprune: planning request %s failed; its blocks are "
+                             "reported as not loaded", order.request.request_id)
+            self._fail(order)
+            return False
+
+    def _prefill(self, orders: list[PrefillOrder]) -> None:
+        """The planned orders' prefills in one pass, each written into its blocks."""
+        try:
+            figures = self._blender.prefill(orders)
+        except Exception:  # noqa: BLE001
+            if len(orders) > 1:  # one request's fault must not cost the others theirs
+                logger.exception("cacheprune: a batched prefill of %d requests failed; each "
+                                 "is prefilled alone", len(orders))
+                for order in orders:
+                    self._prefill([order])
+                return
+            logger.exception("cacheprune: the prefill of request %s failed; its blocks are "
+                             "reported as not loaded", orders[0].request.request_id)
+            self._fail(orders[0])
             return
+        for order, request_figures in zip(orders, figures, strict=True):
+            try:
+                self._write(order)
+            except Exception:  # noqa: BLE001
+                logger.exception("cacheprune: writing the KV of request %s failed; its "
+                                 "blocks are reported as not loaded", order.request.request_id)
+                self._fail(order)
+                continue
+            self._prefilled(order, request_figures)
+
+    def _write(self, order: PrefillOrder) -> None:
+        """The prefilled KV of the order's computed tokens into its blocks."""
+        request = order.request
+        prefilled = request.prefill
+        assert prefilled is not None, "the blender attaches the prefill"
+        stop = request.num_tokens - 1  # vLLM computes the last token itself
+        where = self._slots(order.block_ids, order.num_local_tokens, stop)
+        for index, layer in enumerate(self._layers):
+            kv_layout.scatter(layer, where, self._layout,
+                              prefilled.keys[index, :, order.num_local_tokens:stop],
+                              prefilled.values[index, :, order.num_local_tokens:stop])
+
+    def _fail(self, order: PrefillOrder) -> None:
+        # NOTE: reported as a failed load: vLLM then recomputes the request's tokens from the
+        # first of these blocks itself (kv_load_failure_policy "recompute") or fails the
+        # request ("fail"); either way no half-written KV is attended to.
+        first_block = order.num_local_tokens // self._block_size
+        self._failed_blocks.update(order.block_ids[first_block:])
+        if order.publish:
+            self._mark_settled(order.request.request_id, 0)
+
+    def _prefilled(self, order: PrefillOrder, figures: PrefillFigures) -> None:
+        request = order.request
         self._request_log.prefill(request.request_id, request.num_tokens, figures)
         self._figures["pool"] += figures.num_pooled
         self._figures["computed"] += figures.num_computed
@@ -236,6 +276,23 @@ class WorkerSide:
                ) -> tuple[torch.Tensor, torch.Tensor]:
         blocks, offsets = kv_layout.slots(block_ids, self._block_size, start, stop)
         return blocks.to(self._device), offsets.to(self._device)
+
+
+def _batches(orders: list[PrefillOrder], max_rows: int) -> Iterator[list[PrefillOrder]]:
+    """The orders in runs whose computed rows stay within `max_rows` (one order at least)."""
+    batch: list[PrefillOrder] = []
+    rows = 0
+    for order in orders:
+        plan = order.request.plan
+        assert plan is not None, "batched after the plan"
+        order_rows = int(plan.compute_mask().sum())
+        if batch and rows + order_rows > max_rows:
+            yield batch
+            batch, rows = [], 0
+        batch.append(order)
+        rows += order_rows
+    if batch:
+        yield batch
 
 
 def _discard(publication: PendingPublication) -> None:

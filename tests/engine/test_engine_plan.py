@@ -153,3 +153,34 @@ def test_greedy_generation_with_reused_prefix_gives_same_text(default_model):
     assert reused.stats.num_reused == p
     assert tokenizer.decode(reused.token_ids) == tokenizer.decode(baseline.token_ids)
     assert reused.token_ids, "the model generated nothing"
+
+
+def test_batched_prefills_equal_one_by_one(default_model):
+    """`prefill_batch`: several plans of different shapes (a plain prompt, a reused prefix with
+    a computed tail, a reused middle moved to new positions with rows recomputed, a cold
+    prompt with blank rows filled) in one pass give each plan's own prefill: the last token's
+    logits and every position's K/V."""
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)
+    full = model.prefill(PrefillPlan.full(ids))
+    n = len(ids)
+    prefix = ReusedSpan(0, full.keys[:, :, :150].clone(), full.values[:, :, :150].clone(),
+                        torch.arange(150))
+    recompute = torch.zeros(80, dtype=torch.bool)
+    recompute[:5] = True
+    moved = ReusedSpan(30, full.keys[:, :, 60:140].clone(), full.values[:, :, 60:140].clone(),
+                       torch.arange(60, 140), recompute)
+    plans = [PrefillPlan.full(ids[:90]), PrefillPlan(ids, [prefix]),
+             PrefillPlan(ids[:200], [moved]), PrefillPlan(ids[20:], [])]
+    batched = model.prefill_batch(plans)
+    assert len(batched) == len(plans)
+    for plan, got in zip(plans, batched, strict=True):
+        alone = model.prefill(plan)
+        assert torch.equal(got.computed_positions, alone.computed_positions)
+        assert (got.num_reused, got.num_recomputed, got.num_computed) == \
+            (alone.num_reused, alone.num_recomputed, alone.num_computed)
+        torch.testing.assert_close(got.logits, alone.logits, atol=ATOL, rtol=0)
+        torch.testing.assert_close(got.keys, alone.keys, atol=ATOL, rtol=0)
+        torch.testing.assert_close(got.values, alone.values, atol=ATOL, rtol=0)
+    assert model.prefill_batch([]) == []
+    assert n > 200

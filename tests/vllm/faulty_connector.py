@@ -11,15 +11,19 @@ FAULTY_TENANT = "tenant-faulty"
 
 
 class FaultyBlender:
-    """The real blender, except that one tenant's prefill fails."""
+    """The real blender, except that a prefill with one tenant's request fails (a batch
+    holding it included: the worker then prefills each of its requests alone)."""
 
     def __init__(self, inner) -> None:
         self.inner = inner
 
-    def prefill(self, order, local_keys, local_values):
-        if order.request.tenant == FAULTY_TENANT:
+    def plan(self, order, local_keys, local_values):
+        return self.inner.plan(order, local_keys, local_values)
+
+    def prefill(self, orders):
+        if any(order.request.tenant == FAULTY_TENANT for order in orders):
             raise RuntimeError("fault injected by the test")
-        return self.inner.prefill(order, local_keys, local_values)
+        return self.inner.prefill(orders)
 
     def publish(self, request):
         return self.inner.publish(request)

@@ -54,6 +54,11 @@ def results_until(publisher: Publisher, count: int) -> list[Staged | Settled]:
     return found
 
 
+def prefill(blender: Blender, sent) -> None:
+    blender.plan(sent, None, None)
+    blender.prefill([sent])
+
+
 def pooled_tokens(engine: Engine, ids: np.ndarray) -> int:
     scope = Scope(engine.identity, "tenant-b", engine.config.sharing_domain("tenant-b"))
     with engine.pool.session("probe", scope) as session:
@@ -66,7 +71,7 @@ def test_a_publication_staged_in_the_thread_is_found_once_committed(engine, blen
     publisher = Publisher(blender, max_waiting=2)
     try:
         first = order(engine, "p1")
-        blender.prefill(first, None, None)
+        prefill(blender, first)
         assert publisher.submit(first.request)
         (staged,) = results_until(publisher, 1)
         assert isinstance(staged, Staged) and staged.publication is not None
@@ -86,7 +91,7 @@ def test_bound_cancel_and_close(engine, blender):
              "the towpath café sells tea to walkers from spring to late autumn. ") * 8
     first, second, third = (order(engine, f"q{i}", "tenant-c", canal) for i in range(3))
     for each in (first, second, third):
-        blender.prefill(each, None, None)
+        prefill(blender, each)
     assert publisher.submit(first.request)
     publisher.cancel("q1")  # ended badly before its publication ran
     assert publisher.submit(second.request)
@@ -175,7 +180,7 @@ def test_a_requests_windows_are_counted_once_and_publish_under_the_threshold(def
     staged = []
     for tenant in ("tenant-a", "tenant-b", "tenant-c"):
         sent = order(engine, f"k-{tenant}", tenant)
-        blender.prefill(sent, None, None)
+        prefill(blender, sent)
         publication = blender.publish(sent.request)
         staged.append(0 if publication is None else sum(n for _, n in publication.published))
         if publication is not None:
