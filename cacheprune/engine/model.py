@@ -234,10 +234,9 @@ class Transformer(nn.Module):
         n = plan.num_tokens
         kv = KVBuffer.allocate(self.config, max(capacity or n, n))
         for span in plan.reused:
-            new_positions = torch.arange(span.start, span.end)
-            kv.keys[:, :, span.start : span.end] = move_keys(
-                span.keys, self.inv_freq, span.source_positions, new_positions
-            )
+            move_keys(span.keys, self.inv_freq, span.source_positions,
+                      torch.arange(span.start, span.end),
+                      out=kv.keys[:, :, span.start : span.end])
             kv.values[:, :, span.start : span.end] = span.values
         kv.length = n
         return kv, plan.compute_mask().nonzero().squeeze(1)

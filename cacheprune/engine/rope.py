@@ -59,10 +59,22 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
 
 
 def move_keys(
-    keys: torch.Tensor, inv_freq: torch.Tensor, old: torch.Tensor, new: torch.Tensor
+    keys: torch.Tensor, inv_freq: torch.Tensor, old: torch.Tensor, new: torch.Tensor,
+    out: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Keys [..., tokens, head_dim] rotated at positions `old`, re-rotated to positions `new`."""
+    """Keys [..., tokens, head_dim] rotated at positions `old`, re-rotated to positions `new`;
+    written into `out` (the same shape) when given, with no temporaries: a prefill places
+    thousands of reused keys per layer, and each temporary of that size costs a pass and
+    fresh pages."""
     if torch.equal(old, new):
-        return keys
+        return keys if out is None else out.copy_(keys)
     cos, sin = cos_sin(inv_freq, new - old)
-    return apply_rope(keys, cos.to(keys.dtype), sin.to(keys.dtype))
+    cos, sin = cos.to(keys.dtype), sin.to(keys.dtype)
+    if out is None:
+        return apply_rope(keys, cos, sin)
+    # apply_rope, term by term: x cos, plus each half of x times the other half's signed sin.
+    half = keys.shape[-1] // 2
+    torch.mul(keys, cos, out=out)
+    out[..., :half].addcmul_(keys[..., half:], sin[..., :half])
+    out[..., half:].addcmul_(keys[..., :half], sin[..., half:])
+    return out

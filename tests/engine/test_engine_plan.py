@@ -184,3 +184,20 @@ def test_batched_prefills_equal_one_by_one(default_model):
         torch.testing.assert_close(got.values, alone.values, atol=ATOL, rtol=0)
     assert model.prefill_batch([]) == []
     assert n > 200
+
+
+def test_move_keys_into_a_buffer_equals_the_returned_form(default_model):
+    """`move_keys(..., out=)` (what the prefill uses) writes exactly what it returns without
+    `out`: the same rotation, term by term, into a strided slice of a larger buffer."""
+    model, _ = default_model
+    torch.manual_seed(0)
+    keys = torch.randn(2, 3, 40, model.config.head_dim)
+    old, new = torch.arange(100, 140), torch.arange(7, 47)
+    buffer = torch.zeros(2, 3, 60, model.config.head_dim)
+    written = move_keys(keys, model.inv_freq, old, new, out=buffer[:, :, 10:50])
+    assert written.data_ptr() == buffer[:, :, 10:50].data_ptr()
+    torch.testing.assert_close(buffer[:, :, 10:50], move_keys(keys, model.inv_freq, old, new),
+                               atol=1e-6, rtol=0)
+    assert not buffer[:, :, :10].any() and not buffer[:, :, 50:].any()
+    same = torch.zeros_like(keys)
+    assert torch.equal(move_keys(keys, model.inv_freq, old, old, out=same), keys)
