@@ -21,10 +21,12 @@ contender `base` is the connector as that revision has it (its own server, PYTHO
 before/after comparison paired in one run.
 
 Printed side by side: TTFT p50/p90, end-to-end p50, cold end-to-end (the median over each
-document's first request of the level: nothing to reuse, its publication still to run), decode
-ms per token (after the first), requests per second, and salted / connector ratios.
+document's first request of the level: nothing to reuse; under the publication threshold k it
+publishes nothing either, the k-th tenant's request does), decode ms per token (after the
+first), requests per second, and salted / connector ratios (with the slowest request's TTFT).
 
-    python benchmarks/vllm_load.py [--requests 24] [--concurrency 1,4,8]
+    python benchmarks/vllm_load.py [--requests 24] [--concurrency 1,4,8] [--publish-threshold K]
+    python benchmarks/vllm_load.py --documents 24 --concurrency 4   # a stream of new documents
     python benchmarks/vllm_load.py --requests 3 --concurrency 1,2 --doc-words 150 \\
         --new-tokens 4 --tenants 3 --documents 1      # a smoke run
 """
@@ -80,14 +82,15 @@ def tenant_profile(index: int) -> str:
 
 
 def documents(count: int, num_words: int, variant: str) -> list[str]:
-    """`count` public documents of the repo's default set, tagged with `variant` every 30
-    words so that no other level or contender finds their segments anywhere."""
+    """`count` public documents of the repo's default set, tagged with `variant` and their
+    number every 30 words so that no other document, level or contender finds their segments
+    anywhere (more documents than the set holds are variants of its texts)."""
     contexts = [json.loads(line)["context"] for line in DOCUMENTS.read_text().splitlines()]
     chosen = []
     for index in range(count):
         words = contexts[index % len(contexts)].split(" ")[:num_words]
         for at in range(len(words) - len(words) % 30, 0, -30):
-            words.insert(at, f"({variant})")
+            words.insert(at, f"({variant}.{index})")
         chosen.append(" ".join(words))
     return chosen
 
@@ -99,7 +102,8 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(contender: str, work_dir: Path, base_tree: str | None = None) -> Iterator[str]:
+def server(contender: str, work_dir: Path, base_tree: str | None = None,
+           publish_threshold: int | None = None) -> Iterator[str]:
     """The OpenAI server of one contender, on a free loopback port; stopped on exit."""
     from cacheprune.models import converted_folder
 
@@ -116,6 +120,8 @@ def server(contender: str, work_dir: Path, base_tree: str | None = None) -> Iter
     if contender in CONNECTORS:
         extra = {"pool_url": f"file://{work_dir / ('pool-' + contender)}", "request_log":
                  str(work_dir / f"requests-{contender}.jsonl")}
+        if publish_threshold is not None:
+            extra["publish_threshold"] = publish_threshold
         command += ["--tokenizer-mode", "cacheprune", "--kv-transfer-config", json.dumps({
             "kv_connector": "CachePruneConnector", "kv_role": "kv_both",
             "kv_load_failure_policy": "recompute", "kv_connector_extra_config": extra})]
@@ -189,6 +195,7 @@ def figures(samples: list[Sample], wall_s: float) -> dict[str, float]:
     decode = [(s.e2e_s - s.ttft_s) / (s.num_tokens - 1) for s in samples if s.num_tokens > 1]
     return {"ttft_p50": statistics.median(ttfts),
             "ttft_p90": ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))],
+            "ttft_max": ttfts[-1],
             "e2e_p50": statistics.median(s.e2e_s for s in samples),
             "cold_e2e": statistics.median(s.e2e_s for s in samples if s.cold)
             if any(s.cold for s in samples) else float("nan"),
@@ -214,7 +221,8 @@ def report(results: dict[tuple[str, int], dict[str, float]], contenders: list[st
                 print(f"  concurrency {level}: TTFT "
                       f"{salted['ttft_p50'] / ours['ttft_p50']:.2f}x, throughput "
                       f"{ours['req_s'] / salted['req_s']:.2f}x, cold end-to-end "
-                      f"{ours['cold_e2e'] / salted['cold_e2e']:.2f}x salted's")
+                      f"{ours['cold_e2e'] / salted['cold_e2e']:.2f}x salted's, slowest TTFT "
+                      f"{ours['ttft_max'] / salted['ttft_max']:.2f}x salted's")
         first, last = levels[0], levels[-1]
         ours_first, ours_last = results[(connector, first)], results[(connector, last)]
         print(f"{connector}, concurrency {last} / {first}: TTFT p50 "
@@ -233,6 +241,9 @@ def main() -> None:
     parser.add_argument("--contenders", default=",".join(CONTENDERS),
                         help=f"of {', '.join(CONTENDERS + CONNECTORS[1:])}")
     parser.add_argument("--base-tree", help="source tree of the contender 'base'")
+    parser.add_argument("--publish-threshold", type=int,
+                        help="the connectors' publish_threshold (default: the connector's, 3; "
+                             "a document is reused from its (k+1)-th tenant on)")
     args = parser.parse_args()
     levels = [int(level) for level in args.concurrency.split(",")]
     contenders = args.contenders.split(",")
@@ -248,7 +259,7 @@ def main() -> None:
             if not group:
                 continue
             name = group[0] if group[0] in CONNECTORS else "plain"
-            with server(name, work_dir, args.base_tree) as base:
+            with server(name, work_dir, args.base_tree, args.publish_threshold) as base:
                 for contender in group:
                     for level in levels:
                         samples, wall_s = asyncio.run(run_level(base, contender, level, args))
