@@ -3,20 +3,23 @@
     python benchmarks/detectors_quality.py [DATA_DIR] [--config POLICY] [--show-misses]
                                            [--papers 20] [--stories 6] [--chars 20000]
                                            [--heldout 600] [--train-sample 300] [--seed 1]
+                                           [--blind FILE] [--blind-only]
 
 Every figure is given twice in one run: "before" (the policy without its learned detector) and
-"after" (the policy as it is). First the generated splits of `cacheprune.detectors.train`: the
-held-out split (its own templates, locales and value pools, never trained on) apart from a
-fresh sample of the training genres, per kind and per genre, and the tokens masked on their
-PII-free texts per genre.
+"after" (the policy as it is). First the blind set (datasets/pii_blind: texts written from a
+description of the genres by someone who had read neither the detectors nor the training
+data; per kind, genre and language, and the tokens masked on its PII-free texts): the figure
+that estimates text nobody here has seen. Then the generated splits of
+`cacheprune.detectors.train`: the held-out split (its own templates, locales and value pools,
+never trained on) apart from a fresh sample of the training genres, per kind and per genre,
+and the tokens masked on their PII-free texts per genre.
 
 Values: the project's hand-labelled corpus (tests/detectors/corpus: a tuned part and a
 held-out part written before tuning, and a blind part written by someone who had not read the
 detectors, and a recheck part written after the fixes the blind part led to). A value is fully
 masked when every token that overlaps it is private, with the default model's tokenizer and the
 real mask path (`DetectionPolicy.mask`). The blind and recheck parts' missed values are always
-listed (the other parts' with --show-misses): they estimate what a set nobody here has seen
-would lose. The corpus's PII-free messages give a first
+listed (the other parts' with --show-misses). The corpus's PII-free messages give a first
 false-positive figure, with what was masked in them. Prose: QASPER papers and NarrativeQA
 stories (PII-free apart from author and character names) from DATA_DIR (default:
 ../shared/datasets from the project root); the share of their tokens the policy masks, and which
@@ -26,12 +29,16 @@ detectors masked them.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+BLIND = ROOT / "datasets" / "pii_blind" / "blind_2026_12.jsonl"
 sys.path.insert(0, str(ROOT / "tests" / "detectors"))
 
 from detector_corpora import (  # noqa: E402
@@ -66,6 +73,9 @@ def main() -> int:
     parser.add_argument("--train-sample", type=int, default=300,
                         help="examples of the training genres (a seed training did not use)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--blind", type=Path, default=BLIND, help="the blind set (JSON lines)")
+    parser.add_argument("--blind-only", action="store_true",
+                        help="score the blind set only (a quick run)")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -85,6 +95,13 @@ def main() -> int:
         return mask
 
     masks = {"before": masker(before), "after": masker(after)}
+    if args.blind.is_file():
+        print_scores(f"blind set {args.blind.name}", blind_examples(args.blind), masks,
+                     misses=True, by_language=True)
+    else:
+        print(f"\nblind set {args.blind} is missing: skipped")
+    if args.blind_only:
+        return 0
     print_generated(masks, args)
     for label, mask in masks.items():
         print(f"\n===== the project's hand-labelled corpus, {label} =====")
@@ -108,46 +125,88 @@ def without_learned(policy: DetectionPolicy, config: Path | None) -> DetectionPo
     return policy_from_data(data, f"{path} without 'learned'", path.parent)
 
 
+@dataclass(frozen=True)
+class Labelled:
+    """A text with its private values as (start, end, kind) character spans."""
+
+    text: str
+    spans: list[tuple[int, int, str]]
+    genre: str
+    language: str = "?"
+
+
+def blind_examples(path: Path) -> list[Labelled]:
+    """The blind set's texts, each value labelled wherever it occurs in its text."""
+    examples = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        spans = []
+        for value in row["values"]:
+            found = [m.start() for m in re.finditer(re.escape(value["value"]), row["text"])]
+            if not found:
+                raise SystemExit(f"{path}:{number}: value {value['value']!r} is not in its text")
+            spans += [(at, at + len(value["value"]), value["kind"]) for at in found]
+        examples.append(Labelled(row["text"], spans, row["genre"], row.get("language", "?")))
+    return examples
+
+
 def print_generated(masks, args) -> None:
-    """Values fully masked per kind and per genre, and PII-free tokens masked, before | after."""
+    """The generated splits: the held-out one (never trained on) and the training genres."""
     splits = {"train-genres": generate_split("train", args.train_sample, 1000 + args.seed),
               "heldout": generate_split("heldout", args.heldout, args.seed)}
     for split, examples in splits.items():
-        by_kind: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-        by_genre: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-        negatives: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(
-            lambda: [0, 0]))
-        misses: list[str] = []
-        for example in examples:
-            for label, mask in masks.items():
-                offsets, private = mask(example.text)
-                if not example.spans:
-                    cell = negatives[example.genre][label]
-                    cell[0] += sum(private)
-                    cell[1] += len(offsets)
-                for start, end, kind in example.spans:
-                    masked = fully_masked(Value(kind, start, end), offsets, private)
-                    for table, key in ((by_kind, kind), (by_kind, "ALL"),
-                                       (by_genre, example.genre)):
-                        table[key][label].append(masked)
-                    if label == "after" and not masked:
-                        misses.append(f"{kind}: {example.text[start:end]!r}")
-        print(f"\n===== generated split '{split}' ({len(examples)} examples, seed "
-              f"{args.seed}): values fully masked, before | after =====")
-        for title, table in (("kind", by_kind), ("genre", by_genre)):
-            print(f"{title:<14}{'before':>18}{'after':>18}")
-            for key in sorted(table, key=lambda k: (k == "ALL", k)):
-                cells = [f"{sum(v)}/{len(v)} {_share(v):>7}" for v in
-                         (table[key]["before"], table[key]["after"])]
-                print(f"{key:<14}" + "".join(f"{c:>18}" for c in cells))
-        print("PII-free texts of the same genres: tokens masked, before | after")
-        for genre in sorted(negatives):
-            cells = [f"{m}/{t} {m / max(t, 1):>7.2%}" for m, t in
-                     (negatives[genre]["before"], negatives[genre]["after"])]
-            print(f"  {genre:<18}" + "".join(f"{c:>18}" for c in cells))
-        if split == "heldout":
-            for miss in sorted(misses)[:60]:
-                print(f"  missed after: {miss}")
+        print_scores(f"generated split '{split}' (seed {args.seed})", examples, masks,
+                     misses=split == "heldout")
+
+
+def print_scores(title: str, examples, masks, misses: bool, by_language: bool = False) -> None:
+    """Values fully masked per kind, genre (and language), and PII-free tokens masked per
+    genre, before | after; the values missed after, when `misses`."""
+    tables: dict[str, dict[str, dict[str, list[bool]]]] = {
+        name: defaultdict(lambda: defaultdict(list))
+        for name in ("kind", "genre") + (("language",) if by_language else ())}
+    negatives: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(
+        lambda: [0, 0]))
+    missed: list[str] = []
+    for example in examples:
+        for label, mask in masks.items():
+            offsets, private = mask(example.text)
+            if not example.spans:
+                cell = negatives[example.genre][label]
+                cell[0] += sum(private)
+                cell[1] += len(offsets)
+            for start, end, kind in example.spans:
+                masked = fully_masked(Value(kind, start, end), offsets, private)
+                keys = {"kind": kind, "genre": example.genre,
+                        "language": getattr(example, "language", "?")}
+                tables["kind"]["ALL"][label].append(masked)
+                for name, table in tables.items():
+                    table[keys[name]][label].append(masked)
+                if label == "after" and not masked:
+                    missed.append(f"{kind}: {example.text[start:end]!r}")
+    print(f"\n===== {title}, {len(examples)} texts: values fully masked, before | after =====")
+    for name, table in tables.items():
+        print(f"{name:<14}{'before':>18}{'after':>18}")
+        for key in sorted(table, key=lambda k: (k == "ALL", k)):
+            cells = [f"{sum(v)}/{len(v)} {_share(v):>7}" for v in
+                     (table[key]["before"], table[key]["after"])]
+            print(f"{key:<14}" + "".join(f"{c:>18}" for c in cells))
+    print("PII-free texts of the same genres: tokens masked, before | after")
+    totals = {label: [0, 0] for label in masks}
+    for genre in sorted(negatives):
+        for label in masks:
+            totals[label][0] += negatives[genre][label][0]
+            totals[label][1] += negatives[genre][label][1]
+        cells = [f"{m}/{t} {m / max(t, 1):>7.2%}" for m, t in
+                 (negatives[genre]["before"], negatives[genre]["after"])]
+        print(f"  {genre:<18}" + "".join(f"{c:>18}" for c in cells))
+    cells = [f"{m}/{t} {m / max(t, 1):>7.2%}" for m, t in totals.values()]
+    print(f"  {'ALL':<18}" + "".join(f"{c:>18}" for c in cells))
+    if misses:
+        for miss in sorted(missed)[:80]:
+            print(f"  missed after: {miss}")
 
 
 def print_values(outcomes: list[Outcome], show_misses: bool) -> None:
