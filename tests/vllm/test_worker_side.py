@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from cacheprune.detectors import load_policy
-from cacheprune.engine import PrefillPlan
+from cacheprune.engine import PrefillPlan, ReusedSpan
 from cacheprune.serving import Engine, EngineConfig, RequestStatus, ServedRequest
 from cacheprune.vllm import kv_layout
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.orders import PrefillOrder, StepOrders
 from cacheprune.vllm.request_log import RequestLog
-from cacheprune.vllm.worker_side import WorkerSide
+from cacheprune.vllm.worker_side import WorkerSide, _batches
 
 BLOCK_SIZE = 16
 DOCUMENT = ("Tide tables for the estuary are printed each spring by the harbour office, and "
@@ -108,3 +108,28 @@ def test_a_step_prefills_its_requests_in_one_pass_and_a_fault_costs_one(engine, 
                                        rtol=0)
     assert orders[1].request.status is not RequestStatus.PREFILLED
     worker.close()
+
+
+def test_batches_keep_their_computed_rows_within_the_limit(engine):
+    """Orders go in runs of at most `max_rows` computed rows, in order; an order larger than
+    the limit goes alone."""
+    def planned(request_id: str, num_tokens: int, num_reused: int) -> PrefillOrder:
+        request = served(engine, request_id, "tenant-a", "Client")
+        request = ServedRequest(request_id, "tenant-a", request.token_ids[:num_tokens],
+                                request.private[:num_tokens], None,
+                                np.zeros(num_tokens, dtype=np.bool_))
+        config = engine.model.config
+        kv = torch.zeros(config.num_layers, config.num_kv_heads, num_reused, config.head_dim)
+        plan = PrefillPlan(torch.from_numpy(request.token_ids),
+                           [ReusedSpan(0, kv, kv, torch.arange(num_reused))] if num_reused
+                           else [])
+        request.attach_plan(plan, None)
+        return PrefillOrder(request, 0, (), False)
+
+    orders = [planned("a", 40, 30), planned("b", 40, 0), planned("c", 100, 0),
+              planned("d", 20, 15), planned("e", 30, 0)]
+    rows = [int(order.request.plan.compute_mask().sum()) for order in orders]
+    assert rows == [10, 40, 100, 5, 30]
+    runs = [[order.request.request_id for order in run] for run in _batches(orders, 60)]
+    assert runs == [["a", "b"], ["c"], ["d", "e"]]
+    assert list(_batches([], 60)) == []
