@@ -68,29 +68,56 @@ def slots(block_ids: Sequence[int], block_size: int, start: int, stop: int
     return table[positions // block_size], positions % block_size
 
 
-def _tiles(layer: torch.Tensor) -> torch.Tensor:
-    num_blocks, num_heads, block_size, channels = layer.shape
-    return layer.view(num_blocks, num_heads, block_size * channels)
+@dataclass(frozen=True)
+class FlatIndex:
+    """Where the K and V of some tokens sit in a layer tensor: flat element indices in
+    [num_kv_heads, num_tokens, head_dim] order. Every layer of one cache has the same shape,
+    so one index serves them all (`locate` once per request, `read` / `write` per layer)."""
+
+    keys: torch.Tensor  # int64 [num_kv_heads * num_tokens * head_dim]
+    values: torch.Tensor
+    shape: tuple[int, int, int]  # (num_kv_heads, num_tokens, head_dim)
+
+
+def locate(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], layout: TileLayout
+           ) -> FlatIndex:
+    """The flat index of the given slots (`slots`) in tensors shaped like `layer`."""
+    _, num_heads, block_size, channels = layer.shape
+    blocks, offsets = (t.to(layer.device) for t in where)
+    heads = torch.arange(num_heads, device=layer.device)
+    tile_starts = (blocks[None, :] * num_heads + heads[:, None]) \
+        * (block_size * channels)  # [heads, tokens]
+    key_index = layout.key_index.to(layer.device)[offsets]  # [tokens, head_dim]
+    value_index = layout.value_index.to(layer.device)[offsets]
+    head_dim = int(key_index.shape[1])
+    return FlatIndex((tile_starts[:, :, None] + key_index[None]).reshape(-1),
+                     (tile_starts[:, :, None] + value_index[None]).reshape(-1),
+                     (num_heads, int(blocks.shape[0]), head_dim))
+
+
+def read(layer: torch.Tensor, index: FlatIndex) -> tuple[torch.Tensor, torch.Tensor]:
+    """K and V at `index` as float32 [num_kv_heads, num_tokens, head_dim] copies, on the
+    cache's device."""
+    flat = layer.view(-1)
+    return (flat[index.keys].view(index.shape).to(torch.float32),
+            flat[index.values].view(index.shape).to(torch.float32))
+
+
+def write(layer: torch.Tensor, index: FlatIndex, keys: torch.Tensor,
+          values: torch.Tensor) -> None:
+    """Write [num_kv_heads, num_tokens, head_dim] K and V at `index`, in place."""
+    flat = layer.view(-1)
+    flat.index_copy_(0, index.keys, keys.to(layer.device, layer.dtype).reshape(-1))
+    flat.index_copy_(0, index.values, values.to(layer.device, layer.dtype).reshape(-1))
 
 
 def gather(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], layout: TileLayout
            ) -> tuple[torch.Tensor, torch.Tensor]:
-    """K and V of the given slots as float32 [num_kv_heads, num_tokens, head_dim] copies, on
-    the cache's device."""
-    blocks, offsets = (t.to(layer.device) for t in where)
-    tiles, rows = _tiles(layer), blocks.view(-1, 1)
-    # Advanced indices on dims 0 and 2 around a slice: the result is [tokens, head_dim, heads].
-    keys = tiles[rows, :, layout.key_index.to(layer.device)[offsets]]
-    values = tiles[rows, :, layout.value_index.to(layer.device)[offsets]]
-    return (keys.permute(2, 0, 1).to(torch.float32), values.permute(2, 0, 1).to(torch.float32))
+    """`read` of the given slots (one layer: `locate` once for many)."""
+    return read(layer, locate(layer, where, layout))
 
 
 def scatter(layer: torch.Tensor, where: tuple[torch.Tensor, torch.Tensor], layout: TileLayout,
             keys: torch.Tensor, values: torch.Tensor) -> None:
-    """Write [num_kv_heads, num_tokens, head_dim] K and V into the given slots, in place."""
-    blocks, offsets = (t.to(layer.device) for t in where)
-    tiles, rows = _tiles(layer), blocks.view(-1, 1)
-    tiles[rows, :, layout.key_index.to(layer.device)[offsets]] = \
-        keys.permute(1, 2, 0).to(layer.device, layer.dtype)
-    tiles[rows, :, layout.value_index.to(layer.device)[offsets]] = \
-        values.permute(1, 2, 0).to(layer.device, layer.dtype)
+    """`write` into the given slots (one layer: `locate` once for many)."""
+    write(layer, locate(layer, where, layout), keys, values)

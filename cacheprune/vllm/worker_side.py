@@ -157,11 +157,10 @@ class WorkerSide:
         prefilled = request.prefill
         assert prefilled is not None, "the blender attaches the prefill"
         stop = request.num_tokens - 1  # vLLM computes the last token itself
-        where = self._slots(order.block_ids, order.num_local_tokens, stop)
+        where = self._locate(order.block_ids, order.num_local_tokens, stop)
         for index, layer in enumerate(self._layers):
-            kv_layout.scatter(layer, where, self._layout,
-                              prefilled.keys[index, :, order.num_local_tokens:stop],
-                              prefilled.values[index, :, order.num_local_tokens:stop])
+            kv_layout.write(layer, where, prefilled.keys[index, :, order.num_local_tokens:stop],
+                            prefilled.values[index, :, order.num_local_tokens:stop])
 
     def _fail(self, order: PrefillOrder) -> None:
         # NOTE: reported as a failed load: vLLM then recomputes the request's tokens from the
@@ -268,14 +267,14 @@ class WorkerSide:
 
     def _gather(self, block_ids: Sequence[int], start: int, stop: int
                 ) -> tuple[torch.Tensor, torch.Tensor]:
-        where = self._slots(block_ids, start, stop)
-        pairs = [kv_layout.gather(layer, where, self._layout) for layer in self._layers]
+        where = self._locate(block_ids, start, stop)
+        pairs = [kv_layout.read(layer, where) for layer in self._layers]
         return torch.stack([k for k, _ in pairs]), torch.stack([v for _, v in pairs])
 
-    def _slots(self, block_ids: Sequence[int], start: int, stop: int
-               ) -> tuple[torch.Tensor, torch.Tensor]:
-        blocks, offsets = kv_layout.slots(block_ids, self._block_size, start, stop)
-        return blocks.to(self._device), offsets.to(self._device)
+    def _locate(self, block_ids: Sequence[int], start: int, stop: int) -> kv_layout.FlatIndex:
+        """Where positions [start, stop) of a request sit in every layer's cache."""
+        slots = kv_layout.slots(block_ids, self._block_size, start, stop)
+        return kv_layout.locate(self._layers[0], slots, self._layout)
 
 
 def _batches(orders: list[PrefillOrder], max_rows: int) -> Iterator[list[PrefillOrder]]:
