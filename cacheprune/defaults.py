@@ -26,6 +26,8 @@ SENDER_COUNT_TTL_S: Final = 3600.0  # seconds a tenant counts for a window after
 # How the shared backends store K and V; see PoolConfig.kv_storage_dtype.
 StoredDtype = Literal["bfloat16", "float16", "float32"]
 POOL_KV_STORAGE_DTYPE: Final[StoredDtype] = "float16"
+# Decoded entries a shared backend keeps per process for later reads (PoolConfig).
+POOL_READ_CACHE_BYTES: Final = 256 * 1024**2
 # The prefill rate (tokens/s) against which a slow read is skipped; None: never skip.
 RECOMPUTE_TOKENS_PER_S: Final[float | None] = None
 POOL_EVICTION_POLICY: Final = "frequency"  # an LFU with aging (cacheprune/pool/eviction.py)

@@ -32,6 +32,7 @@ import torch
 from cryptography.exceptions import InvalidTag
 
 from cacheprune.pool.config import STORED_DTYPE_BYTES, PoolConfig
+from cacheprune.pool.decoded import DecodedEntries
 from cacheprune.pool.entry import SegmentKV, ValidSegment
 from cacheprune.pool.errors import InvalidEntryError
 from cacheprune.pool.handles import EntryIdentity
@@ -224,24 +225,44 @@ def decode_head(keys: PoolKeys, name: EntryName, data: bytes, config: PoolConfig
 
 
 def decode_part(keys: PoolKeys, name: EntryName, data: bytes, config: PoolConfig,
-                now: float, start: int, stop: int) -> tuple[EntryHead, SegmentKV]:
+                now: float, start: int, stop: int, decoded: DecodedEntries | None = None
+                ) -> tuple[EntryHead, SegmentKV]:
     """Authenticate and decrypt the whole entry, then copy out tokens [start, stop) of its KV
-    as float32."""
+    as float32. With `decoded`, the head is authenticated every time but the KV is decrypted
+    once: later reads of the same bytes get views of the cached float32 KV."""
     head = decode_head(keys, name, data, config, now)
     kv = config.kv_shape
     shape = (kv.num_layers, kv.num_kv_heads, head.num_tokens, kv.head_dim)
     count = int(np.prod(shape))
-    dtype, item_bytes = STORED_DTYPES[head.stored_dtype]
+    _, item_bytes = STORED_DTYPES[head.stored_dtype]
     if len(data) != head.head_len + 2 * item_bytes * count + SEALED_EXTRA:
         raise EntryRejected("truncated")
     if not 0 <= start < stop <= head.num_tokens:
         raise EntryRejected("range")
-    plain = _open_sealed(keys, head.domain_tag, memoryview(data)[head.head_len:],
-                         name.encode() + data[: head.head_len])
-    raw = np.frombuffer(plain, "<f4" if item_bytes == 4 else "<i2", 2 * count)
-    both = torch.from_numpy(raw.reshape((2, *shape))[:, :, :, start:stop].copy())
-    if dtype != torch.float32:
-        both = both.view(dtype).to(torch.float32)
+    sealed = memoryview(data)[head.head_len:]
+    if decoded is None:
+        both = _open_kv(keys, name, data, head, shape, item_bytes, start, stop)
+    else:
+        key = (str(name), bytes(data[head.head_len - TAG_BYTES : head.head_len]),
+               bytes(sealed[:NONCE_BYTES]), bytes(sealed[-GCM_TAG_BYTES:]))
+        whole = decoded.get(key)
+        if whole is None:
+            whole = _open_kv(keys, name, data, head, shape, item_bytes, 0, head.num_tokens)
+            decoded.put(key, whole)
+        both = whole[:, :, :, start:stop]
     return head, SegmentKV(keys=both[0], values=both[1],
                            positions=head.positions[start:stop],
                            recompute=head.recompute[start:stop])
+
+
+def _open_kv(keys: PoolKeys, name: EntryName, data: bytes, head: EntryHead,
+             shape: tuple[int, int, int, int], item_bytes: int, start: int, stop: int
+             ) -> torch.Tensor:
+    """Tokens [start, stop) of the entry's K and V, [2, layers, heads, tokens, dim], float32."""
+    plain = _open_sealed(keys, head.domain_tag, memoryview(data)[head.head_len:],
+                         name.encode() + data[: head.head_len])
+    raw = np.frombuffer(plain, "<f4" if item_bytes == 4 else "<i2", 2 * int(np.prod(shape)))
+    both = torch.from_numpy(raw.reshape((2, *shape))[:, :, :, start:stop].copy())
+    if item_bytes != 4:
+        both = both.view(STORED_DTYPES[head.stored_dtype][0]).to(torch.float32)
+    return both

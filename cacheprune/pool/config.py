@@ -98,6 +98,9 @@ class PoolConfig:
     # skips a match whose entry would take longer to read, at the read rate it measured,
     # than its tokens take to compute (a slow store, a short match). None: never skip.
     recompute_tokens_per_s: float | None = defaults.RECOMPUTE_TOKENS_PER_S
+    # Shared backends: bytes of decoded (decrypted, float32) entries each process keeps for
+    # later reads of the same entry (decoded.py); 0 keeps none.
+    read_cache_bytes: int = defaults.POOL_READ_CACHE_BYTES
     # Which entries the budget keeps (eviction.py): "frequency", an LFU whose use counts halve
     # every `eviction_half_life_s`, keeps what is reused; "lru" keeps what is newest.
     eviction_policy: EvictionPolicy = defaults.POOL_EVICTION_POLICY
@@ -152,6 +155,9 @@ class PoolConfig:
                 self.recompute_tokens_per_s > 0 and math.isfinite(self.recompute_tokens_per_s)):
             raise PoolConfigError("recompute_tokens_per_s must be positive and finite or None, "
                                   f"got {self.recompute_tokens_per_s!r}")
+        if not isinstance(self.read_cache_bytes, int) or self.read_cache_bytes < 0:
+            raise PoolConfigError(f"read_cache_bytes must be an int >= 0 (0: no cache), got "
+                                  f"{self.read_cache_bytes!r}")
         if not isinstance(self.publish_threshold, int) or self.publish_threshold < 1:
             raise PoolConfigError(f"publish_threshold must be an int >= 1 (1: no threshold), "
                                   f"got {self.publish_threshold!r}")

@@ -42,6 +42,7 @@ from cacheprune.pool.codec import (
     entry_length,
 )
 from cacheprune.pool.config import PoolConfig
+from cacheprune.pool.decoded import DecodedEntries
 from cacheprune.pool.entry import SegmentKV, validate_segment
 from cacheprune.pool.handles import Lease, LookupResult, Scope, SegmentData, StagedSegment
 from cacheprune.pool.keys import PoolKey, PoolKeys
@@ -83,6 +84,8 @@ class SharedPool(SharedAdmin, PoolStore):
         self.metrics.budget_bytes.set(config.budget_bytes)
         self.breaker = CircuitBreaker(config.breaker_cooldown_s, time.monotonic)
         self.tombstones = TombstoneMemory()
+        self.decoded = DecodedEntries(config.read_cache_bytes) if config.read_cache_bytes \
+            else None
         self._lock = threading.Lock()
         self._leases: dict[tuple[str, EntryName], int] = {}
         self._leased_bytes = 0
@@ -257,7 +260,8 @@ class SharedPool(SharedAdmin, PoolStore):
             return None
         try:
             head, part = decode_part(self.keys, lease.entry, data, self.config, self.clock(),
-                                     match.entry_start, match.entry_start + match.length)
+                                     match.entry_start, match.entry_start + match.length,
+                                     self.decoded)
         except EntryRejected as rejected:
             self._miss(lease.owner, lease.entry, rejected.reason)
             return None

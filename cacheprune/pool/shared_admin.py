@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cacheprune.pool.codec import MAX_CLOCK_SKEW_S, EntryHead
+from cacheprune.pool.decoded import DecodedEntries
 from cacheprune.pool.entry import EntryInfo
 from cacheprune.pool.shared_medium import MediumError, SharedMedium
 from cacheprune.pool.threshold import PublicationThreshold
@@ -29,6 +30,7 @@ class SharedAdmin(SharedMedium):
     """The administration calls of `PoolStore`, on the medium."""
 
     threshold: PublicationThreshold  # the backend's, over its own sender-count store
+    decoded: DecodedEntries | None  # the backend's decoded entries, emptied by every burial
 
     def _unvoided(self, heads: list[EntryHead]) -> list[EntryHead]:
         """The heads no tombstone voids (the store's, remembered, or this process's own)."""
@@ -55,6 +57,8 @@ class SharedAdmin(SharedMedium):
         """Void `subject`'s entries created until now, in the store and in this process."""
         now = self.clock()
         self.tombstones.remember(subject, now)
+        if self.decoded is not None:  # no decoded KV outlives what it came from
+            self.decoded.clear()
         self._put_tombstone(subject, encode_tombstone(self.keys, subject, now))
 
     def _evicted(self, name: EntryName, reason: str) -> None:
