@@ -40,9 +40,11 @@ logger = logging.getLogger(__name__)
 _LAYER_NUMBER = re.compile(r"\.(\d+)\.")
 # Publications that may wait or run at once: each holds a prompt's KV until it has run.
 MAX_WAITING_PUBLICATIONS = 4
-# The most rows one pass computes for a step's prefills (`Blender.prefill`): bounds the pass's
-# activations (about 30 KB a row for the default model) while batching warm requests whole.
-MAX_BATCH_ROWS = 4096
+# The most rows one pass computes for a step's prefills (`Blender.prefill`). Batching pays where
+# each request computes few rows (8 warm requests of ~35 rows: 1.58x faster than one by one)
+# and not for long ones (4 cold 1,873-token prompts: 0.86x; benchmarks/batched_prefill.py), so
+# warm requests go together and a cold prompt goes alone.
+MAX_BATCH_ROWS = 1024
 # How long a step with nothing to compute waits for the publisher: vLLM keeps stepping while a
 # finished request's publication is pending, and should not spin meanwhile.
 IDLE_STEP_WAIT_S = 0.02
