@@ -12,8 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from cacheprune.engine import PrefillPlan, PrefillResult
-from cacheprune.engine.model import Transformer
+from cacheprune.engine import PrefillPlan, PrefillResult, Transformer
 from cacheprune.serving.request import ServedRequest
 
 # keys, values, positions of one span (the pool's `SegmentKV` is what a read returns)

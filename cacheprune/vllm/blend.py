@@ -19,7 +19,7 @@ from collections.abc import Generator
 
 import torch
 
-from cacheprune.engine.plan import PrefillPlan, ReusedSpan
+from cacheprune.engine import PrefillPlan, ReusedSpan
 from cacheprune.serving import Engine, Published, ServedRequest, SharingStrategy
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
