@@ -30,9 +30,9 @@ import numpy as np
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import PrefillPlan, PrefillResult
-from cacheprune.models import Encoding
+from cacheprune.models import ChatTokenizer, Encoding
 from cacheprune.pool import CommonWindows
-from cacheprune.serving.prompt import inside_ranges
+from cacheprune.serving.prompt import Prompt, PublicRange, inside_ranges, render
 from cacheprune.serving.public_view import PublicView
 from cacheprune.tokens import MaskArray, TokenIds, as_mask_array, as_token_ids
 
@@ -179,3 +179,13 @@ def mask_prompt(request_id: str, tenant: str, text: str, encoding: Encoding,
         failed_closed_reason=detection.reason if detection.failed_closed else None,
         declared_public=inside_ranges(encoding.offsets, public_ranges),
     )
+
+
+def admit(request_id: str, tenant: str, prompt: Prompt, tokenizer: ChatTokenizer,
+          policy: DetectionPolicy, public_ranges: Sequence[PublicRange] = ()) -> ServedRequest:
+    """`prompt` rendered (`render`, which raises on bad input), tokenized with only the template
+    emitting control tokens, and masked (`mask_prompt`): the own engine's admission, for
+    whoever must see a prompt exactly as the engine does (the evaluation's bound and probes)."""
+    rendered = render(tokenizer, prompt, public_ranges)
+    encoding = tokenizer.encode_prompt(rendered.text, rendered.untrusted)
+    return mask_prompt(request_id, tenant, rendered.text, encoding, policy, rendered.public)
