@@ -14,6 +14,11 @@ POOL_BUDGET_BYTES: Final = 2 * GIB
 POOL_TTL_S: Final = 3600.0  # seconds an entry stays findable after it was published
 PUBLISH_MODE: Final = "isolated"  # no published byte depends on a private value
 MIN_SEGMENT_TOKENS: Final = 64  # the shortest segment the annotator publishes
+# The pool's window (the retriever's K): a match has at least this many tokens and is found
+# through the window at an anchor, then extended both ways; an entry holds at least this many.
+# NOTE: 16 with anchors every 16 tokens finds every shared stretch of 31 tokens or more, and 16
+# equal tokens in a row almost never happen by chance between unrelated texts (docs/serving.md).
+MATCH_WINDOW: Final = 16
 # Entries are also found from windows every this many tokens inside them, not only from their
 # first tokens: a segment published by one tenant usually begins with words that follow that
 # tenant's own private details, which the next tenant does not share. None: first tokens only.

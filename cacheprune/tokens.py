@@ -8,7 +8,8 @@ them so.
   and store as is: made at the pool session's boundary (`as_token_array`, which also checks
   the ids) and never handed back.
 - Lists only where ids arrive one at a time (the tokenizer's `Encoding.ids`, the tokens a
-  generation appends), tensors only at the model's input.
+  generation appends, vLLM's prompts), made `TokenIds` where they enter the library
+  (`as_token_ids`); tensors only at the model's input.
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ def as_token_array(token_ids: Sequence[int] | npt.NDArray[np.integer]) -> TokenA
             f"[{int(array.min())}, {int(array.max())}]"
         )
     return np.ascontiguousarray(array, dtype="<u4")
+
+
+def as_token_ids(token_ids: Sequence[int] | npt.NDArray[np.integer]) -> TokenIds:
+    """Token ids as `TokenIds` (1-D int64; an int64 array is returned as is): where a list of
+    ids (a tokenizer's encoding, a vLLM prompt) enters the library."""
+    array = np.asarray(token_ids, dtype=np.int64)
+    if array.ndim != 1:
+        raise ValueError(f"token_ids must be 1-D, got shape {array.shape}")
+    return array
 
 
 def as_mask_array(

@@ -36,6 +36,19 @@ class ReusedSpan:
     def end(self) -> int:
         return self.start + self.length
 
+    def clipped(self, start: int, end: int) -> ReusedSpan | None:
+        """The part of this span that lies inside prompt positions [start, end) (this span
+        itself when all of it does), or None when none of it does."""
+        first, last = max(start, self.start), min(end, self.end)
+        if first >= last:
+            return None
+        if (first, last) == (self.start, self.end):
+            return self
+        part = slice(first - self.start, last - self.start)
+        return ReusedSpan(first, self.keys[:, :, part], self.values[:, :, part],
+                          self.source_positions[part],
+                          None if self.recompute is None else self.recompute[part])
+
 
 @dataclass(slots=True)
 class PrefillPlan:

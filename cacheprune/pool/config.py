@@ -66,7 +66,7 @@ class PoolConfig:
     kv_shape: KVShape
     budget_bytes: int
     max_context_tokens: int
-    min_entry_tokens: int = 64
+    min_entry_tokens: int = defaults.MATCH_WINDOW
     # None: an entry is found only from its first tokens (the paper's index); s: also from
     # windows at offsets s, 2s, ... inside it (see cacheprune.retriever.index).
     anchor_stride: int | None = defaults.ANCHOR_STRIDE

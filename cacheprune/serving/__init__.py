@@ -21,6 +21,7 @@ from cacheprune.serving.request import (
     RequestStatus,
     RequestStatusError,
     ServedRequest,
+    admit,
     mask_prompt,
 )
 from cacheprune.serving.strategy import Published, SharingStrategy
@@ -43,6 +44,7 @@ __all__ = [
     "ServedRequest",
     "SharingMode",
     "SharingStrategy",
+    "admit",
     "mask_prompt",
     "render",
     "render_prompt",

@@ -104,7 +104,7 @@ class FixedChunks(PoolSharing):
 
 @dataclass(slots=True)
 class CachedPrompt:
-    token_ids: npt.NDArray[np.int64]
+    token_ids: TokenIds
     keys: torch.Tensor  # [num_layers, num_kv_heads, n, head_dim], positions 0..n-1
     values: torch.Tensor
 
@@ -123,7 +123,7 @@ class PrefixStore:
         return len(self._prompts)
 
     def longest_prefix(
-        self, scope: str, token_ids: npt.NDArray[np.int64]
+        self, scope: str, token_ids: TokenIds
     ) -> tuple[CachedPrompt | None, int]:
         """The cached prompt of `scope` sharing the longest prefix with `token_ids`."""
         best: CachedPrompt | None = None
@@ -144,7 +144,7 @@ class PrefixStore:
                 self._prompts.move_to_end(key)
         return best, best_len
 
-    def add(self, scope: str, token_ids: npt.NDArray[np.int64], keys: torch.Tensor,
+    def add(self, scope: str, token_ids: TokenIds, keys: torch.Tensor,
             values: torch.Tensor) -> None:
         self._prompts[(scope, self._next_key)] = CachedPrompt(
             token_ids.copy(), keys.clone(), values.clone()

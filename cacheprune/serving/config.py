@@ -33,13 +33,9 @@ class EngineConfig:
     pool_budget_bytes: int = defaults.POOL_BUDGET_BYTES
     pool_ttl_s: float | None = defaults.POOL_TTL_S
     anchor_stride: int | None = defaults.ANCHOR_STRIDE  # the pool's, see defaults
-    # The pool's window: a match has at least this many tokens and is found through the window
-    # at an anchor, then extended both ways. Segments are still published from the annotator's
-    # min_len up; a match may be any part of one.
-    # NOTE: 16 with anchors every 16 tokens finds every shared stretch of 31 tokens or more,
-    # and 16 equal tokens in a row almost never happen by chance between unrelated texts
-    # (measured in docs/serving.md).
-    match_window: int = 16
+    # The pool's window (`PoolConfig.min_entry_tokens`, see defaults). Segments are still
+    # published from the annotator's min_len up; a match may be any part of one.
+    match_window: int = defaults.MATCH_WINDOW
     audit_log_path: str | None = None
     # The operator's system prompt, declared public. publish_mode="segment" computes each
     # published run after it (when a request starts with it) instead of after the tenant's text.

@@ -29,7 +29,7 @@ from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.sharing import PoolSharing, computed_mask
 from cacheprune.serving.strategy import Published
-from cacheprune.tokens import MaskArray, TokenIds, true_runs
+from cacheprune.tokens import MaskArray, TokenIds, as_token_ids, true_runs
 
 
 def declared_prefix_ids(tokenizer: ChatTokenizer, config: EngineConfig) -> TokenIds:
@@ -38,7 +38,7 @@ def declared_prefix_ids(tokenizer: ChatTokenizer, config: EngineConfig) -> Token
         return np.zeros(0, dtype=np.int64)
     turn = tokenizer.render_chat([{"role": "system", "content": config.public_system_prompt}],
                                  add_generation_prompt=False)
-    return np.asarray(tokenizer.encode(turn).ids, dtype=np.int64)
+    return as_token_ids(tokenizer.encode(turn).ids)
 
 
 class ContextFreeSharing(PoolSharing):

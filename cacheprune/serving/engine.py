@@ -31,10 +31,10 @@ from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, PoolSession, Sco
 from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
-from cacheprune.serving.prompt import Prompt, PublicRange, render
+from cacheprune.serving.prompt import Prompt, PublicRange
 from cacheprune.serving.public_sharing import IsolatedSharing, PaperBaselineSharing
 from cacheprune.serving.record import RequestRecord, ScoredContinuation
-from cacheprune.serving.request import Published, ServedRequest, mask_prompt
+from cacheprune.serving.request import Published, ServedRequest, admit
 from cacheprune.serving.sharing import PoolSharing
 from cacheprune.serving.strategy import SharingStrategy
 from cacheprune.tokens import TokenIds, true_runs
@@ -229,10 +229,8 @@ class Engine:
         """Render, tokenize and mask the prompt; raises on bad input before any pool access."""
         if not tenant:
             raise ValueError("tenant must be a non-empty string")
-        rendered = render(self.tokenizer, prompt, public_ranges)
-        encoding = self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
-        return mask_prompt(f"req-{next(self._request_numbers)}", tenant, rendered.text,
-                           encoding, self.policy, rendered.public)
+        return admit(f"req-{next(self._request_numbers)}", tenant, prompt, self.tokenizer,
+                     self.policy, public_ranges)
 
     def cached_token_ids(self) -> list[TokenIds]:
         """Token ids of everything this engine's caches hold (the pool and the strategy's own):

@@ -12,8 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from cacheprune.engine import PrefillPlan, PrefillResult
-from cacheprune.engine.model import Transformer
+from cacheprune.engine import PrefillPlan, PrefillResult, Transformer
 from cacheprune.serving.request import ServedRequest
 
 # keys, values, positions of one span (the pool's `SegmentKV` is what a read returns)
@@ -66,9 +65,8 @@ class AloneKV:
 
     def segment(self, start: int, end: int) -> SpanKV:
         token_ids = self.request.token_ids
-        lead = [] if self.request.private[0] or start == 0 else [int(token_ids[0])]
-        ids = torch.as_tensor(lead + token_ids[start:end].tolist(), dtype=torch.long)
+        skip = 0 if self.request.private[0] or start == 0 else 1
+        ids = torch.from_numpy(np.concatenate([token_ids[:skip], token_ids[start:end]]))
         result = self.model.prefill(PrefillPlan.full(ids))
-        skip = len(lead)
         return (result.keys[:, :, skip:], result.values[:, :, skip:],
                 np.arange(skip, skip + end - start))

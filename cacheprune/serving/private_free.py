@@ -17,8 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from cacheprune.engine import AttentionCapture, PrefillPlan
-from cacheprune.engine.model import Transformer
+from cacheprune.engine import AttentionCapture, PrefillPlan, Transformer
 from cacheprune.serving.kv_sources import PrivateFreeKV
 from cacheprune.serving.public_view import PublicView
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from cacheprune.engine.generate import RequestStats
+from cacheprune.engine import RequestStats
 from cacheprune.tokens import MaskArray
 
 

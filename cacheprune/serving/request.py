@@ -30,11 +30,11 @@ import numpy as np
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import PrefillPlan, PrefillResult
-from cacheprune.models import Encoding
+from cacheprune.models import ChatTokenizer, Encoding
 from cacheprune.pool import CommonWindows
-from cacheprune.serving.prompt import inside_ranges
+from cacheprune.serving.prompt import Prompt, PublicRange, inside_ranges, render
 from cacheprune.serving.public_view import PublicView
-from cacheprune.tokens import MaskArray, TokenIds, as_mask_array
+from cacheprune.tokens import MaskArray, TokenIds, as_mask_array, as_token_ids
 
 
 class RequestStatus(enum.Enum):
@@ -144,9 +144,10 @@ class ServedRequest:
         """A new ADMITTED request for one prefill of this one over `token_ids`: its prompt,
         then the tokens it generated before a preemption, if any, which are private (never
         looked up or published). Without those it shares this request's arrays and views."""
-        num_generated = len(token_ids) - self.num_tokens
-        if num_generated < 0 or list(token_ids[:self.num_tokens]) != self.token_ids.tolist():
-            raise ValueError(f"request {self.request_id!r}: {len(token_ids)} tokens do not "
+        ids = as_token_ids(token_ids)
+        num_generated = ids.shape[0] - self.num_tokens
+        if num_generated < 0 or not np.array_equal(ids[:self.num_tokens], self.token_ids):
+            raise ValueError(f"request {self.request_id!r}: {ids.shape[0]} tokens do not "
                              f"continue its {self.num_tokens}-token prompt")
         if num_generated == 0:
             twin = copy.copy(self)
@@ -155,7 +156,7 @@ class ServedRequest:
             twin.published, twin.publish_error, twin.ended_well = [], None, None
             return twin
         return ServedRequest(
-            self.request_id, self.tenant, np.asarray(token_ids, dtype=np.int64),
+            self.request_id, self.tenant, ids,
             np.concatenate([self.private, np.ones(num_generated, dtype=np.bool_)]),
             self.failed_closed_reason,
             np.concatenate([self.declared_public, np.zeros(num_generated, dtype=np.bool_)]))
@@ -173,8 +174,18 @@ def mask_prompt(request_id: str, tenant: str, text: str, encoding: Encoding,
     return ServedRequest(
         request_id=request_id,
         tenant=tenant,
-        token_ids=np.asarray(encoding.ids, dtype=np.int64),
+        token_ids=as_token_ids(encoding.ids),
         private=masked.mask,
         failed_closed_reason=detection.reason if detection.failed_closed else None,
         declared_public=inside_ranges(encoding.offsets, public_ranges),
     )
+
+
+def admit(request_id: str, tenant: str, prompt: Prompt, tokenizer: ChatTokenizer,
+          policy: DetectionPolicy, public_ranges: Sequence[PublicRange] = ()) -> ServedRequest:
+    """`prompt` rendered (`render`, which raises on bad input), tokenized with only the template
+    emitting control tokens, and masked (`mask_prompt`): the own engine's admission, for
+    whoever must see a prompt exactly as the engine does (the evaluation's bound and probes)."""
+    rendered = render(tokenizer, prompt, public_ranges)
+    encoding = tokenizer.encode_prompt(rendered.text, rendered.untrusted)
+    return mask_prompt(request_id, tenant, rendered.text, encoding, policy, rendered.public)

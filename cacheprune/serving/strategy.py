@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 
-from cacheprune.engine.plan import PrefillPlan, PrefillResult
+from cacheprune.engine import PrefillPlan, PrefillResult
 from cacheprune.pool import PoolSession
 from cacheprune.serving.request import Published, ServedRequest
 from cacheprune.tokens import TokenIds

@@ -19,7 +19,7 @@ from collections.abc import Generator, Sequence
 
 import torch
 
-from cacheprune.engine.plan import PrefillPlan, ReusedSpan
+from cacheprune.engine import PrefillPlan, ReusedSpan
 from cacheprune.serving import Engine, Published, ServedRequest, SharingStrategy
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
@@ -119,13 +119,5 @@ class Blender:
 def _cut(spans: list[ReusedSpan], num_local: int) -> list[ReusedSpan]:
     """Pooled spans cut to start after the first `num_local` tokens, whose KV vLLM's own
     prefix cache holds already (at their positions)."""
-    kept = []
-    for span in spans:
-        cut = max(num_local - span.start, 0)
-        if cut >= span.length:
-            continue
-        kept.append(span if cut == 0 else ReusedSpan(
-            span.start + cut, span.keys[:, :, cut:], span.values[:, :, cut:],
-            span.source_positions[cut:],
-            None if span.recompute is None else span.recompute[cut:]))
-    return kept
+    kept = (span.clipped(num_local, span.end) for span in spans)
+    return [span for span in kept if span is not None]

@@ -16,6 +16,7 @@ import numpy as np
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import ServedRequest, mask_prompt
+from cacheprune.tokens import as_token_ids
 
 
 def mask_token_ids(request_id: str, tenant: str, token_ids: Sequence[int],
@@ -34,7 +35,7 @@ def mask_token_ids(request_id: str, tenant: str, token_ids: Sequence[int],
                              f"{len(text)} characters")
     encoding = tokenizer.encode(text)
     if encoding.ids != ids:
-        return ServedRequest(request_id, tenant, np.asarray(ids, dtype=np.int64),
+        return ServedRequest(request_id, tenant, as_token_ids(ids),
                              np.ones(len(ids), dtype=np.bool_), "token ids do not re-encode",
                              np.zeros(len(ids), dtype=np.bool_))
     return mask_prompt(request_id, tenant, text, encoding, policy, public_ranges)

@@ -16,7 +16,7 @@ from torch import nn
 
 from cacheprune.annotator import AnnotatorConfig
 from cacheprune.detectors import DetectionPolicy, DetectorConfigError, load_policy
-from cacheprune.engine.model import Transformer
+from cacheprune.engine import Transformer
 from cacheprune.models import (
     ChatTokenizer,
     ModelConfig,

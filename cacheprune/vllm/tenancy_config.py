@@ -24,8 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cacheprune.pool.errors import PoolConfigError
-from cacheprune.pool.keys import POOL_KEY_ENV, PoolKey
+from cacheprune.pool import POOL_KEY_ENV, PoolConfigError, PoolKey
 from cacheprune.vllm.salts import MAX_SALT_CHARS
 
 TENANTS_FILE_ENV = "CACHEPRUNE_TENANTS_FILE"

@@ -14,13 +14,10 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.monitor import LeakMonitor
-from cacheprune.tokens import true_runs
+from cacheprune.tokens import TokenIds, as_token_ids, true_runs
 
 logger = logging.getLogger(__name__)
 
@@ -50,11 +47,11 @@ class AnswerWatch:
                         for start, end in true_runs(masked.mask)]
         self.monitor.remember(tenant, private)
 
-    def prompt_token_ids(self, prompt_texts: Iterable[str]) -> npt.NDArray[np.int64]:
+    def prompt_token_ids(self, prompt_texts: Iterable[str]) -> TokenIds:
         """The token ids of a request's prompt texts, one after the other (for the probe
         monitor, which compares a tenant's prompts with each other)."""
         ids = [token for text in prompt_texts for token in self._tokenizer.encode(text).ids]
-        return np.asarray(ids, dtype=np.int64)
+        return as_token_ids(ids)
 
     def check(self, tenant: str, request_id: str, answers: Iterable[str]) -> int:
         """How many n-grams of the answers belong to other tenants' private text."""

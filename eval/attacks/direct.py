@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cacheprune.serving import Engine, render
-from eval.attacks.probe import send_probe, split_value
+from cacheprune.serving import Engine, admit
+from eval.attacks.probe import ATTACKER_TENANT, send_probe, split_value
 from eval.workload import Request
 
 NAME_SLOT = "name"
@@ -88,11 +88,11 @@ def _probe_messages(engine: Engine, victim: Request, prefix: str,
 
 def _probe_flags(engine: Engine, victim: Request, prefix: str,
                  guess_ids: list[int]) -> tuple[bool, ...]:
-    """Which of the probe's tokens the engine's detectors flag."""
-    rendered = render(engine.tokenizer, _probe_messages(engine, victim, prefix, guess_ids), ())
-    offsets = engine.tokenizer.encode_prompt(rendered.text, rendered.untrusted).offsets
-    mask = engine.policy.mask(rendered.text, offsets, rendered.public).mask
-    return tuple(bool(flag) for flag in mask)
+    """Which of the probe's tokens the engine's detectors flag, admitted as the engine admits."""
+    probe = admit("probe-flags", ATTACKER_TENANT,
+                  _probe_messages(engine, victim, prefix, guess_ids), engine.tokenizer,
+                  engine.policy)
+    return tuple(bool(flag) for flag in probe.private)
 
 
 def _hits(engine: Engine, victim: Request, prefix: str, guess_ids: list[int]) -> int:

@@ -21,13 +21,11 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 import torch
 
-from cacheprune.engine import PrefillPlan, ReusedSpan, Transformer
-from cacheprune.models import ChatTokenizer
-from cacheprune.pool import Scope
-from cacheprune.serving import Engine, render_prompt
+from cacheprune.engine import PrefillPlan, Transformer
+from cacheprune.models import ChatTokenizer, Encoding
+from cacheprune.serving import Engine, mask_prompt, render_prompt
 from eval.attacks.outcome import AttackOutcome
 from eval.attacks.probe import ATTACKER_TENANT, SlotTarget
 from eval.workload import Request
@@ -37,6 +35,7 @@ from eval.workload.private_values import ValueSource
 # right after a private value holds most of its trace.
 CONTEXT_CHARS = 1200
 QUESTION = "\n\nQuestion: what is the {kind} written just before this text? Answer: "
+PROBE_REQUEST_ID = "logprob-probe"
 
 
 @dataclass(slots=True, frozen=True)
@@ -82,58 +81,50 @@ def _candidate_logprob(engine: Engine, system: str, prompt: str, candidate: str,
     (`reuse`) or computed afresh (the same for every system: cached across them)."""
     if not reuse:
         return _fresh_logprob(engine.model, engine.tokenizer, system, prompt, candidate)
-    text, token_ids, first, num_candidate = _tokens(engine.tokenizer, system, prompt,
-                                                    candidate)
-    encoding = engine.tokenizer.encode(text + candidate)
-    private = np.zeros(len(token_ids), dtype=np.bool_)
-    mask = engine.policy.mask(text + candidate, encoding.offsets).mask
-    private[: min(len(mask), len(private))] = mask[: len(private)]
-    reused: list[ReusedSpan] = []
-    # The server sees this probe like any request: the probe monitor watches it, and a tenant
-    # it cools off is served without reuse.
+    text, encoding, first = _tokens(engine.tokenizer, system, prompt, candidate)
+    # The server sees this probe like any request: masked as admitted, planned by the engine's
+    # strategy in the attacker's pool session, and watched by the probe monitor (a tenant it
+    # cools off is served without reuse).
+    request = mask_prompt(PROBE_REQUEST_ID, ATTACKER_TENANT, text + candidate, encoding,
+                          engine.policy)
     monitor = engine.probe_monitor
-    if monitor is not None and monitor.observe(ATTACKER_TENANT, token_ids, "logprob-probe"):
-        return _score(engine.model, PrefillPlan.full(torch.from_numpy(token_ids)), first,
-                      token_ids[first:first + num_candidate].tolist())
-    scope = Scope(engine.identity, ATTACKER_TENANT, engine.config.sharing_domain(ATTACKER_TENANT))
-    with engine.pool.session("logprob-probe", scope) as session:
-        for match in session.lookup(token_ids, private):
+    if monitor is not None and monitor.observe(ATTACKER_TENANT, request.token_ids,
+                                               request.request_id):
+        plan = PrefillPlan.full(torch.from_numpy(request.token_ids))
+    else:
+        with engine.session(request) as session:
+            planned = engine.plan(request, session)
             # The logits predicting the candidate come from the tokens before it: cut the
             # reuse so that they are computed.
-            end = min(match.request_start + match.length, first - 1)
-            if end <= match.request_start:
-                continue
-            kv = session.read(match)
-            if kv is None:  # gone since the lookup: those tokens are computed
-                continue
-            length = end - match.request_start
-            reused.append(ReusedSpan(
-                match.request_start, kv.keys[:, :, :length], kv.values[:, :, :length],
-                torch.tensor(kv.positions[:length], dtype=torch.long),
-                torch.tensor(kv.recompute[:length], dtype=torch.bool)))
-        session.commit()
-    return _score(engine.model, PrefillPlan(torch.from_numpy(token_ids), reused), first,
-                  token_ids[first:first + num_candidate].tolist())
+            kept = (span.clipped(0, first - 1) for span in planned.reused)
+            plan = PrefillPlan(planned.token_ids, [span for span in kept if span is not None])
+            request.attach_plan(plan, session.counted)
+            session.commit()
+    request.finish()
+    return _score(engine.model, plan, first, encoding.ids[first:])
 
 
 @functools.lru_cache(maxsize=4096)
 def _fresh_logprob(model: Transformer, tokenizer: ChatTokenizer, system: str, prompt: str,
                    candidate: str) -> float:
-    _, token_ids, first, num_candidate = _tokens(tokenizer, system, prompt, candidate)
-    return _score(model, PrefillPlan.full(torch.from_numpy(token_ids)), first,
-                  token_ids[first:first + num_candidate].tolist())
+    _, encoding, first = _tokens(tokenizer, system, prompt, candidate)
+    return _score(model, PrefillPlan.full(encoding.ids), first, encoding.ids[first:])
 
 
 def _tokens(tokenizer: ChatTokenizer, system: str, prompt: str,
-            candidate: str) -> tuple[str, npt.NDArray[np.int64], int, int]:
+            candidate: str) -> tuple[str, Encoding, int]:
     """The attacker's prompt with the candidate where the assistant's answer starts: (the
-    prompt's text, ids, position of the candidate's first token, its number of tokens)."""
+    prompt's text, the encoding of that text followed by the candidate, position of the
+    candidate's first token). The two are encoded apart, as a generated answer's tokens
+    follow the prompt's."""
     messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
     text, _ = render_prompt(tokenizer, messages, ())
-    prompt_ids = tokenizer.encode(text).ids
-    candidate_ids = tokenizer.encode(candidate).ids
-    return (text, np.asarray(prompt_ids + candidate_ids, dtype=np.int64), len(prompt_ids),
-            len(candidate_ids))
+    prompt_part, candidate_part = tokenizer.encode(text), tokenizer.encode(candidate)
+    shift = len(text)
+    return (text, Encoding(prompt_part.ids + candidate_part.ids,
+                           prompt_part.offsets + [(start + shift, end + shift)
+                                                  for start, end in candidate_part.offsets]),
+            len(prompt_part.ids))
 
 
 def _score(model: Transformer, plan: PrefillPlan, first: int, candidate_ids: list[int]) -> float:

@@ -31,8 +31,8 @@ from cacheprune.engine import (
     generate,
     move_keys,
 )
-from cacheprune.models import ChatTokenizer, Encoding
-from cacheprune.serving import render
+from cacheprune.models import ChatTokenizer
+from cacheprune.serving import ServedRequest, admit
 from eval.bound.reference import ReferenceKV
 from eval.bound.sources import PromptSources, TokenKey, prompt_sources
 from eval.workload import Request
@@ -88,7 +88,7 @@ class OracleBound:
             self.records[request.request_id] = record
         else:
             record = None
-            _, private_mask = self._detect(request)
+            private_mask = self._admit(request).private
         declared = bool(request.public_char_ranges)
         for position, key in sources.public_keys(private_mask):
             self._first_seen.setdefault(key, position)
@@ -118,26 +118,27 @@ class OracleBound:
         values = reference.values
 
         started = time.perf_counter()
-        encoding, private_mask = self._detect(request)
+        admitted = self._admit(request)
+        private_mask = admitted.private
         compute = sources.must_compute(published, private_mask)
         spans = [ReusedSpan(start, keys[:, :, start:end], values[:, :, start:end],
                             source_positions[start:end])
                  for start, end in _runs(~compute)]
-        plan = PrefillPlan(torch.as_tensor(encoding.ids, dtype=torch.long), spans)
+        plan = PrefillPlan(torch.from_numpy(admitted.token_ids), spans)
         generation = generate(self.model, plan, _FIRST_TOKEN, frozenset(),
                               request_start=started)
-        assert encoding.ids == sources.token_ids.tolist(), "the bound rendered another prompt"
+        assert np.array_equal(admitted.token_ids, sources.token_ids), \
+            "the bound rendered another prompt"
         record = BoundRecord(request.request_id, generation.stats.ttft_s, n,
                              generation.prefill.computed_positions.numpy(),
                              generation.token_ids[0])
         return record, private_mask
 
-    def _detect(self, request: Request) -> tuple[Encoding, npt.NDArray[np.bool_]]:
-        """The prompt's tokens and private mask, rendered, tokenized and scanned as the engine
-        does it (on the clock when the bound is timed: the engine pays for it too)."""
-        rendered = render(self.tokenizer, request.messages, request.public_char_ranges)
-        encoding = self.tokenizer.encode_prompt(rendered.text, rendered.untrusted)
-        return encoding, self.policy.mask(rendered.text, encoding.offsets, rendered.public).mask
+    def _admit(self, request: Request) -> ServedRequest:
+        """The prompt admitted as the engine admits it (`admit`: rendered, tokenized and
+        scanned; on the clock when the bound is timed: the engine pays for it too)."""
+        return admit(request.request_id, request.tenant, request.messages, self.tokenizer,
+                     self.policy, request.public_char_ranges)
 
 
 def _is_document(key: TokenKey) -> bool:

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import render
+from cacheprune.tokens import TokenIds, as_token_ids
 from eval.workload import USER_MESSAGE_INDEX, Request
 
 # A part of one token: ("d", doc_id, start, end) for document text, ("t", left context) for
@@ -39,7 +40,7 @@ class PromptSources:
     (None for a token that is always computed: private or part of the question)."""
 
     text: str
-    token_ids: npt.NDArray[np.int64]
+    token_ids: TokenIds
     keys: list[TokenKey | None]
 
     @property
@@ -110,7 +111,7 @@ def prompt_sources(tokenizer: ChatTokenizer, request: Request) -> PromptSources:
                 parts.append(("t", text[int(stretch_start[position]):run_end]))
             position = run_end
         keys.append((int(token_id), tuple(parts)))
-    return PromptSources(text, np.asarray(encoding.ids, dtype=np.int64), keys)
+    return PromptSources(text, as_token_ids(encoding.ids), keys)
 
 
 def _stretch_starts(kind: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:

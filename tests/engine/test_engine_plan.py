@@ -68,6 +68,25 @@ def test_reused_span_equals_full_forward_whether_few_or_most_rows_are_computed(
     torch.testing.assert_close(reused.keys, full.keys, atol=ATOL, rtol=0)
 
 
+def test_a_clipped_span_reuses_only_its_part_and_the_rest_is_computed(default_model):
+    model, tokenizer = default_model
+    ids = _ids(tokenizer)
+    full = model.prefill(PrefillPlan.full(ids))
+    span = ReusedSpan(40, full.keys[:, :, 40:170].clone(), full.values[:, :, 40:170].clone(),
+                      torch.arange(40, 170), torch.zeros(130, dtype=torch.bool))
+    assert span.clipped(0, len(ids)) is span
+    assert span.clipped(0, 40) is None and span.clipped(170, len(ids)) is None
+    part = span.clipped(60, 90)
+    assert part is not None and (part.start, part.end) == (60, 90)
+    assert torch.equal(part.source_positions, torch.arange(60, 90))
+    assert part.recompute is not None and part.recompute.shape == (30,)
+    reused = model.prefill(PrefillPlan(ids, [part]), all_logits=True)
+    computed = torch.ones(len(ids), dtype=torch.bool)
+    computed[60:90] = False
+    assert torch.equal(reused.computed_positions, computed.nonzero().squeeze(1))
+    torch.testing.assert_close(reused.logits, model.logits(ids)[computed], atol=ATOL, rtol=0)
+
+
 def test_rotated_segment_equals_kv_computed_at_new_positions(default_model, hf_reference):
     """KV of a sequence computed at positions 0.. and rotated to q.. equals transformers' KV
     for the same tokens computed directly at q.. (RoPE is relative: same context, shifted)."""
