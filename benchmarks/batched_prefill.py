@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from vllm_load import QUESTION, documents, tenant_profile  # noqa: E402
 
 from cacheprune.engine import PrefillPlan, SamplingParams  # noqa: E402
-from cacheprune.serving import Engine, EngineConfig  # noqa: E402
+from cacheprune.serving import Engine, EngineConfig, admit  # noqa: E402
 
 
 def main() -> int:
@@ -43,7 +43,8 @@ def main() -> int:
     engine.generate("tenant-0", prompt(0), SamplingParams(max_new_tokens=1))  # publishes
     warm, cold = [], []
     for index in range(1, max(sizes) + 1):
-        request = engine._admit(f"tenant-{index}", prompt(index), ())
+        request = admit(f"req-{index}", f"tenant-{index}", prompt(index), engine.tokenizer,
+                        engine.policy)
         with engine.session(request) as session:
             warm.append(engine.plan(request, session))
         cold.append(PrefillPlan(warm[-1].token_ids))
