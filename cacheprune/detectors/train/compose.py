@@ -24,6 +24,7 @@ from cacheprune.detectors.train.compose_parts import (
     POSTCODE_KEYS,
     REPLY_HEADERS,
     SPLIT_ADDRESS_KEYS,
+    STAMPS,
     USER_LINES,
 )
 
@@ -94,8 +95,7 @@ def compose_log(rng: random.Random) -> str:
             lines.append(rng.choice(USER_LINES["neutral_log"]))
         else:
             lines.append(rng.choice(USER_LINES["log"]))
-    stamp = rng.choice(("{_isodate}T{_time}:00Z ", "{_isodate} {_time} ", "[{_time}] ", "",
-                        "{_time} host{_num} "))
+    stamp = rng.choice(STAMPS + ("{_time} host{_num} ",))
     return "\n".join(stamp + line for line in lines)
 
 

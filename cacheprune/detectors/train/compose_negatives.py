@@ -13,7 +13,15 @@ import datetime
 import random
 from collections.abc import Callable
 
-from cacheprune.detectors.train.compose_parts import CHAT_NEUTRAL, CLOSINGS, NEUTRAL_SENTENCES
+from cacheprune.detectors.train.compose_parts import (
+    ADDRESS_CUES,
+    CHAT_NEUTRAL,
+    CLOSINGS,
+    NAME_FRAMES,
+    NEUTRAL_SENTENCES,
+    NOT_NAMES,
+    STAMPS,
+)
 from cacheprune.detectors.train.value_shapes import MORE_DOB_FORMS
 
 _TEAMS = ("The Support Team", "IT Operations", "Customer Care", "HR", "The {_org} team",
@@ -147,7 +155,7 @@ def negative_log(rng: random.Random) -> str:
         "Traceback (most recent call last):\n  File \"/usr/lib/python3.11/json/decoder.py\", "
         "line {_num}, in decode", "service=billing latency_p99={_num}ms rps={_num}",
     )
-    stamp = rng.choice(("{_isodate}T{_time}:00Z ", "{_isodate} {_time} ", "[{_time}] ", ""))
+    stamp = rng.choice(STAMPS)
     return "\n".join(stamp + rng.choice(lines) for _ in range(rng.randint(2, 6)))
 
 
@@ -187,7 +195,24 @@ def negative_record(rng: random.Random) -> str:
     return "\n".join([separator.join(k for k, _ in columns)] + rows)
 
 
+def negative_frames(rng: random.Random) -> str:
+    """The positives' name and address frames around what is no person and no address, so
+    that a frame alone ('approved by', 'with', 'ship to:') never makes a value."""
+    texts = []
+    for _ in range(rng.randint(1, 3)):
+        if rng.random() < 0.75:
+            frame = rng.choice(NAME_FRAMES)
+            while "%N%" in frame:
+                frame = frame.replace("%N%", rng.choice(NOT_NAMES), 1)
+        else:
+            frame = rng.choice(ADDRESS_CUES).replace("%A%", rng.choice(_PUBLIC_THINGS))
+        texts.append(frame)
+    text = " ".join(texts)
+    return text.lower() if rng.random() < 0.3 else text
+
+
 NEGATIVE_COMPOSERS: dict[str, Callable[[random.Random], str]] = {
     "email": negative_email, "chat": negative_chat, "log": negative_log, "docs": negative_docs,
     "code": negative_code, "prose": negative_prose, "record": negative_record,
+    "frames": negative_frames,
 }

@@ -177,3 +177,18 @@ CHAT_NEUTRAL = (
     "ja, passt", "d'accord", "vale, nos vemos", "ok, dzięki", "ладно", "好的", "알겠어요",
     "ok anh", "tamam", "happy friday!", "who broke main?", "can someone review PR {_num}",
 )
+# Log timestamps as services write them (`compose.py` and its negatives share them).
+STAMPS = ("{_isodate}T{_time}:00Z ", "{_isodate} {_time} ", "[{_time}] ", "",
+          "{_isodate}T{_time}Z ", "{_isodate}T{_time}:07.512Z ", "{_isodate}T{_time}:41+02:00 ",
+          "{_isodate} {_time}:09,114 ", "[{_isodate} {_time}] ", "{_time}:33 ")
+# What fills a name frame in PII-free twins: the same context, no person.
+NOT_NAMES = (
+    "the team", "everyone", "the vendor", "support", "the landlord's agent", "our lawyer",
+    "the committee", "Finance", "the night shift", "Marketing", "the front desk", "nobody",
+    "the board", "IT", "the council", "the new intern", "the client", "the other group",
+    "Therefore", "However", "the authors", "the reviewers", "the model", "the baseline",
+    "this approach", "the system", "the results", "the data", "the parser", "the committee chair",
+    "the bakery", "the school", "the city", "the museum", "the library", "the airline",
+    "Operations", "Legal", "Sales", "Procurement", "the warehouse", "the hotel", "the bank",
+    "das Team", "l'équipe", "el equipo", "zespół", "команда", "チーム", "团队", "팀", "đội",
+)
