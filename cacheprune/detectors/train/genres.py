@@ -17,6 +17,10 @@ TRAIN_LOCALES = (
     # Second round: more scripts and countries (none of the held-out split's locales).
     "hu_HU", "bg_BG", "fa_IR", "bn_BD", "no_NO", "sk_SK", "hr_HR", "es_AR", "en_IE", "ka_GE",
     "hy_AM", "ta_IN", "az_AZ", "en_NZ", "sl_SI",
+    # Third round: Arabic and Devanagari scripts, more Latin-script countries (still none of
+    # the held-out split's).
+    "ar_SA", "ne_NP", "de_CH", "fr_CH", "es_CL", "es_CO", "mk_MK", "lv_LV", "lt_LT",
+    "et_EE", "is_IS",
 )
 
 TRAIN_POOLS = ValuePools(

@@ -14,16 +14,21 @@ from dataclasses import dataclass
 
 from faker import Faker
 
+from cacheprune.detectors.train.value_shapes import (
+    DIGIT_WORDS,
+    MORE_DOB_FORMS,
+    shaped_id,
+    shaped_login,
+    shaped_plate,
+    spelled_day,
+    spelled_year,
+    spoken_digits,
+)
+
 LABELS = (
     "PERSON", "EMAIL", "PHONE", "ADDRESS", "GOV_ID", "FINANCIAL", "SECRET", "DATE_OF_BIRTH",
     "IP_ADDRESS", "USERNAME", "MEDICAL_ID", "LICENSE_PLATE", "PERSONAL_ID",
 )
-_DIGIT_WORDS = ("oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_ONES = ("", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
-_TEENS = ("tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
-          "seventeenth", "eighteenth", "nineteenth")
-_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_UNITS = ("", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August",
               "September", "October", "November", "December")
 
@@ -50,30 +55,6 @@ def _luhn_complete(digits: str) -> str:
             value = value * 2 - 9 if value > 4 else value * 2
         total += value
     return digits + str((10 - total % 10) % 10)
-
-
-def _spelled_day(day: int) -> str:
-    if day < 10:
-        return _ONES[day]
-    if day < 20:
-        return _TEENS[day - 10]
-    tens, unit = divmod(day, 10)
-    if unit == 0:
-        return _TENS[tens][:-1] + "ieth"
-    return f"{_TENS[tens]}-{_ONES[unit]}"
-
-
-def _spelled_year(year: int) -> str:
-    century, rest = divmod(year, 100)
-    head = {19: "nineteen", 20: "twenty"}.get(century, str(century))
-    if rest == 0:
-        return f"{head} hundred"
-    if rest < 10:
-        return f"{head} oh {_UNITS[rest]}"
-    if rest < 20:
-        return f"{head} {('ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen')[rest - 10]}"  # noqa: E501
-    tens, unit = divmod(rest, 10)
-    return f"{head} {_TENS[tens]}" + (f"-{_UNITS[unit]}" if unit else "")
 
 
 class ValueMaker:
@@ -115,6 +96,14 @@ class ValueMaker:
             "lower": lambda: f"{given} {family}".lower(),
             "given_lower": lambda: given.lower(),
             "title": lambda: f"{rng.choice(('Mr', 'Ms', 'Dr.', 'Mrs.', 'Prof.'))} {family}",
+            # Third round: more surface forms, used by `compose.py` only.
+            "family_first": lambda: f"{family.upper()} {given}",
+            "given_initial": lambda: f"{given} {family[0]}.",
+            "title_full": lambda: f"{rng.choice(('Mr.', 'Ms', 'Dr', 'Mrs', 'Prof.', 'Herr', 'Frau', 'Mme', 'Sr.', 'Sra.', 'Pan', 'Pani'))} {given} {family}",  # noqa: E501
+            "any": lambda: forms[rng.choice(("full", "full", "given", "family", "upper",
+                                             "comma", "initial", "lower", "given_lower",
+                                             "airline", "particle", "nick", "initials",
+                                             "family_first", "given_initial"))](),
         }
         if not variant:
             variant = rng.choice(("full", "full", "full", "given", "upper", "comma", "initial",
@@ -124,6 +113,10 @@ class ValueMaker:
     # -- contact
     def _email(self, variant: str) -> str:
         user = self.english.user_name()
+        if variant == "spoken2":
+            spoken = user.replace(".", " dot ").replace("_", " underscore ").replace("-", " dash ")
+            domain = self.rng.choice(("gmail", "outlook", "hotmail", "yahoo", "proton", "aol"))
+            return f"{spoken} at {domain} dot {self.rng.choice(('com', 'co dot uk', 'de', 'net'))}"
         if variant == "spoken":
             return f"{user.replace('.', ' dot ')} at {self.rng.choice(self.pools.mail_domains).replace('.', ' dot ')}"  # noqa: E501
         if self.rng.random() < 0.5:
@@ -134,8 +127,10 @@ class ValueMaker:
         number = self.faker.phone_number()
         if variant == "spoken":
             digits = [c for c in number if c.isdigit()][-10:]
-            words = [_DIGIT_WORDS[int(d)] for d in digits]
+            words = [DIGIT_WORDS[int(d)] for d in digits]
             return " ".join(words[:3]) + ", " + " ".join(words[3:6]) + ", " + " ".join(words[6:])
+        if variant == "spoken2":
+            return spoken_digits([c for c in number if c.isdigit()][-11:], self.rng)
         return number
 
     def _address(self, variant: str) -> str:
@@ -149,7 +144,16 @@ class ValueMaker:
         if variant == "sector":
             return (f"House {rng.randint(1, 999)}, {rng.choice(self.pools.sectors)} "
                     f"{rng.randint(1, 80)}, {faker.city()} {rng.randint(110001, 855999)}")
+        if variant == "lines":
+            return faker.address()
+        if variant == "spoken":
+            words = faker.street_address().split()
+            return " ".join(spoken_digits(list(w), rng) if w.isdigit() else w for w in words)
         full = faker.address().replace("\n", ", ")
+        if variant == "upper":
+            return full.upper()
+        if variant == "flat":
+            return full.replace(",", "")
         return full.lower() if variant == "lower" else full
 
     # -- identifiers
@@ -175,6 +179,11 @@ class ValueMaker:
             "routing": lambda: self.english.aba(),
             "card": lambda: self.english.credit_card_number(),
         }
+        if variant == "spoken":
+            return spoken_digits(list(forms["account"]()), rng)
+        if variant == "grouped":
+            account = forms["account"]()
+            return " ".join(account[i:i + 4] for i in range(0, len(account), 4))
         return forms[variant or rng.choice(tuple(forms))]()
 
     def _secret(self, variant: str) -> str:
@@ -196,12 +205,16 @@ class ValueMaker:
             "abbrev": lambda: f"{born.day:02d}-{month_en[:3]}-{born.year}",
             "two_digit": lambda: f"{born.day} {month_en} {born.year % 100:02d}",
             "long": lambda: f"{month_en} {born.day}, {born.year}",
-            "spelled": lambda: f"{month_en.lower()} {_spelled_day(born.day)} "
-            f"{_spelled_year(born.year)}",
+            "spelled": lambda: f"{month_en.lower()} {spelled_day(born.day)} "
+            f"{spelled_year(born.year)}",
             "local": lambda: f"{born.day} {rng.choice(self.pools.months_local)[born.month - 1]} "
             f"{born.year}",
             "dots": lambda: f"{born.day:02d}.{born.month:02d}.{born.year}",
         }
+        if variant in MORE_DOB_FORMS:
+            return MORE_DOB_FORMS[variant](born, rng)
+        if variant == "many":
+            return MORE_DOB_FORMS[rng.choice(tuple(MORE_DOB_FORMS))](born, rng)
         return forms[variant or rng.choice(tuple(forms))]()
 
     def _ip_address(self, variant: str) -> str:
@@ -214,14 +227,21 @@ class ValueMaker:
             return "@" + base
         if variant == "discord":
             return f"{base}#{rng.randint(1000, 9999)}"
+        if variant == "shaped":
+            return shaped_login(self.faker.first_name(), self.faker.last_name(),
+                                 self.english.user_name(), rng)
         return base + (rng.choice(self.pools.handle_suffixes) if rng.random() < 0.3 else "")
 
     def _medical_id(self, variant: str) -> str:
         rng = self.rng
+        if variant == "shaped":
+            return shaped_id(rng)
         prefix = rng.choice(self.pools.medical_prefixes)
         return prefix + "".join(rng.choices(string.digits, k=rng.randint(6, 10)))
 
     def _license_plate(self, variant: str) -> str:
+        if variant == "shaped":
+            return shaped_plate(self.rng)
         return str(self.faker.license_plate())
 
     def _personal_id(self, variant: str) -> str:
@@ -230,5 +250,7 @@ class ValueMaker:
             return str(self.english.vin())
         if variant == "imei":
             return _luhn_complete("".join(rng.choices(string.digits, k=14)))
+        if variant == "shaped":
+            return shaped_id(rng)
         return rng.choice(self.pools.staff_prefixes) + "".join(
             rng.choices(string.digits, k=rng.randint(5, 8)))
