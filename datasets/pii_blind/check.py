@@ -85,8 +85,8 @@ def main(path):
                     before = text[start - 1] if start > 0 else " "
                     after = text[end] if end < len(text) else " "
                     if (before.isalnum() and value[0].isalnum()) or (after.isalnum() and value[-1].isalnum()):
-                        # Scripts written without spaces (CJK, Thai) are expected to touch.
-                        if not any(ord(ch) > 0x2E80 for ch in value):
+                        # Scripts written without spaces (Thai, CJK) are expected to touch.
+                        if not any(0x0E00 <= ord(ch) <= 0x0E7F or ord(ch) >= 0x2E80 for ch in value):
                             warnings.append(f"{rid}: {value!r} occurs inside a longer token at {start}")
                     start = text.find(value, start + 1)
     total = texts_with_pii + texts_free
