@@ -10,14 +10,25 @@ substring of its text. Warns (does not fail) when a value occurs inside a
 longer alphanumeric token, or when one value is listed twice.
 Prints counts per kind, genre and language.
 """
+
 import collections
 import json
 import os
 import sys
 
 KINDS = {
-    "PERSON", "EMAIL", "PHONE", "ADDRESS", "GOV_ID", "FINANCIAL", "SECRET",
-    "DATE_OF_BIRTH", "IP_ADDRESS", "USERNAME", "MEDICAL_ID", "LICENSE_PLATE",
+    "PERSON",
+    "EMAIL",
+    "PHONE",
+    "ADDRESS",
+    "GOV_ID",
+    "FINANCIAL",
+    "SECRET",
+    "DATE_OF_BIRTH",
+    "IP_ADDRESS",
+    "USERNAME",
+    "MEDICAL_ID",
+    "LICENSE_PLATE",
     "PERSONAL_ID",
 }
 REQUIRED = {"id": str, "genre": str, "language": str, "text": str, "values": list}
@@ -84,14 +95,23 @@ def main(path):
                     end = start + len(value)
                     before = text[start - 1] if start > 0 else " "
                     after = text[end] if end < len(text) else " "
-                    if (before.isalnum() and value[0].isalnum()) or (after.isalnum() and value[-1].isalnum()):
+                    if (before.isalnum() and value[0].isalnum()) or (
+                        after.isalnum() and value[-1].isalnum()
+                    ):
                         # Scripts written without spaces (Thai, CJK) are expected to touch.
-                        if not any(0x0E00 <= ord(ch) <= 0x0E7F or ord(ch) >= 0x2E80 for ch in value):
-                            warnings.append(f"{rid}: {value!r} occurs inside a longer token at {start}")
+                        if not any(
+                            0x0E00 <= ord(ch) <= 0x0E7F or ord(ch) >= 0x2E80 for ch in value
+                        ):
+                            warnings.append(
+                                f"{rid}: {value!r} occurs inside a longer token at {start}"
+                            )
                     start = text.find(value, start + 1)
     total = texts_with_pii + texts_free
     print(f"file: {path}")
-    print(f"texts: {total} ({texts_with_pii} with PII, {texts_free} PII-free); values: {sum(kinds.values())}")
+    print(
+        f"texts: {total} ({texts_with_pii} with PII, {texts_free} PII-free); "
+        f"values: {sum(kinds.values())}"
+    )
     for title, counter in (("kind", kinds), ("genre", genres), ("language", langs)):
         print(f"\nper {title}:")
         for key, count in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])):
