@@ -25,13 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import RequestStats
 from cacheprune.models import ChatTokenizer, Encoding
-from cacheprune.serving import PublicRange, RenderedPrompt, RequestRecord, render
+from cacheprune.serving import PublicRange, RenderedPrompt, RequestRecord, mask_prompt, render
 from cacheprune.vllm import PUBLIC_RANGES_KEY
 from eval.metrics import recovery
 from eval.runner import (
@@ -128,8 +127,10 @@ class _Served:
 
         rendered, encoding = self.encoded(request.messages, request.public_char_ranges)
         text, public = rendered.text, rendered.public
-        private = np.asarray(self.policy.mask(text, encoding.offsets, public).mask,
-                             dtype=np.bool_)
+        # NOTE: `mask_prompt`, not `admit`: the connector's public ranges need the rendered
+        # text and its ranges, which `admit` (render, encode, `mask_prompt`) does not return.
+        admitted = mask_prompt(request.request_id, request.tenant, text, encoding, self.policy,
+                               public)
         logged = len(self._log("prefill"))
         settled = len(self._log("settled"))
         extra_args = None
@@ -170,9 +171,10 @@ class _Served:
                              num_generated=len(completion.token_ids))
         return RequestRecord(
             request_id=request.request_id, tenant=request.tenant, text=completion.text,
-            token_ids=list(completion.token_ids), stats=stats, num_private=int(private.sum()),
-            num_hit_tokens=num_hits, hit_spans=spans, private_mask=private,
-            num_published_tokens=published, published=[], failed_closed_reason=None,
+            token_ids=list(completion.token_ids), stats=stats,
+            num_private=int(admitted.private.sum()), num_hit_tokens=num_hits, hit_spans=spans,
+            private_mask=admitted.private, num_published_tokens=published, published=[],
+            failed_closed_reason=admitted.failed_closed_reason,
             finish_reason=str(completion.finish_reason))
 
     def encoded(self, messages: list[dict[str, str]],

@@ -113,7 +113,7 @@ class LeakMonitor:
                                                     frozenset(owners - {tenant})))
                 for finding in findings:
                     self._audit.record("leak_suspected", request_id=request_id,
-                                       segment_hash=finding.ngram_hash,
+                                       ngram_hash=finding.ngram_hash,
                                        reason=f"owners={len(finding.owners)}")
             if findings:
                 self.matches.inc(len(findings))

@@ -19,6 +19,8 @@ from typing import IO, Literal
 
 from prometheus_client import Counter
 
+from cacheprune.retriever import EntryName
+
 # "leak_suspected": written by cacheprune.monitor, not by the pool.
 AuditEvent = Literal["publish", "reuse", "evict", "invalidate", "reject", "skip", "miss",
                      "erase", "fault", "leak_suspected", "probe_suspected"]
@@ -56,18 +58,21 @@ class AuditLog:
         event: AuditEvent,
         *,
         request_id: str | None = None,
-        segment_hash: str | None = None,
+        entry: EntryName | None = None,
+        ngram_hash: str | None = None,
         reason: str | None = None,
         num_tokens: int | None = None,
         tenant: str | None = None,
     ) -> None:
-        """`tenant` is a tenant tag, never a name."""
+        """`entry` is the pool's keyed entry name, `ngram_hash` the leak monitor's hash of an
+        n-gram, `tenant` a tenant tag: never a name."""
         if self._file is None:
             return
         fields: dict[str, object] = {"ts": round(time.time(), 6), "event": event}
         for key, value in (
             ("request_id", request_id),
-            ("segment_hash", segment_hash),
+            ("entry", entry),
+            ("ngram_hash", ngram_hash),
             ("reason", reason),
             ("num_tokens", num_tokens),
             ("tenant", tenant),

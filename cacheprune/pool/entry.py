@@ -39,8 +39,8 @@ class PoolEntry:
     state: EntryState = EntryState.LIVE
 
     @property
-    def segment_hash(self) -> EntryName:
-        return self.segment.segment_hash
+    def name(self) -> EntryName:
+        return self.segment.entry_name
 
     @property
     def num_tokens(self) -> int:
@@ -53,7 +53,7 @@ class EntryInfo:
 
     `created_at` is in the store's clock (monotonic for memory://, wall clock otherwise)."""
 
-    segment_hash: EntryName
+    name: EntryName
     model_id: str
     policy_version: str
     num_tokens: int

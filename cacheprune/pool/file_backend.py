@@ -290,7 +290,7 @@ class FilePool(SharedPool):
                 if head.created_at + ttl <= now and self._delete_locked(head.name):
                     expired += 1
                     self.metrics.evictions.labels(reason="expired").inc()
-                    self._audit.record("evict", segment_hash=head.name, reason="expired")
+                    self._audit.record("evict", entry=head.name, reason="expired")
         tombstone_ttl = self._tombstone_ttl_s
         for folder, max_age in (("leases", STALE_AFTER_S), ("staging", STALE_AFTER_S),
                                 ("quota", 2 * self.config.quota_window_s),

@@ -28,7 +28,7 @@ from cacheprune.tokens import MaskArray, TokenArray, TokenIds
 
 
 def _info(entry: PoolEntry) -> EntryInfo:
-    return EntryInfo(entry.segment_hash, entry.identity[0], entry.identity[1], entry.num_tokens,
+    return EntryInfo(entry.name, entry.identity[0], entry.identity[1], entry.num_tokens,
                      entry.created_at, entry.tenant_tag, entry.domain_tag)
 
 
@@ -80,8 +80,8 @@ class MemoryPool(PoolStore):
             for match in result.matches:
                 entry = self._entries.use(match.entry_hash, now)
                 self._lease_locked(owner, entry)
-                leases.append(Lease(entry.segment_hash, owner, entry.num_tokens))
-                self._audit.record("reuse", request_id=owner, segment_hash=match.entry_hash,
+                leases.append(Lease(entry.name, owner, entry.num_tokens))
+                self._audit.record("reuse", request_id=owner, entry=match.entry_hash,
                                    num_tokens=match.length, tenant=tenant_tag)
             num_private = int(private_mask.sum())
             metrics = self.metrics
@@ -99,7 +99,7 @@ class MemoryPool(PoolStore):
             self._leased_bytes += entry.num_bytes
         entry.num_leases += 1
         self._num_leases += 1
-        self._lease_table.setdefault((owner, entry.segment_hash), []).append(entry)
+        self._lease_table.setdefault((owner, entry.name), []).append(entry)
 
     def read(self, lease: Lease, match: Match) -> SegmentKV | None:
         with self._cond:
@@ -115,7 +115,7 @@ class MemoryPool(PoolStore):
                 reason = "expired"
             if reason is not None or entry is None:
                 self.metrics.read_misses.labels(reason=reason).inc()
-                self._audit.record("miss", request_id=lease.owner, segment_hash=lease.entry,
+                self._audit.record("miss", request_id=lease.owner, entry=lease.entry,
                                    reason=reason)
                 return None
         part = slice(match.entry_start, match.entry_start + match.length)
@@ -170,10 +170,10 @@ class MemoryPool(PoolStore):
             published = []
             for handle in staged:
                 entry = self._staged.pop(handle.staging_id, None)
-                if entry is None or entry.segment_hash != handle.entry:
+                if entry is None or entry.name != handle.entry:
                     self._reject_locked(owner, handle.entry, "staged_missing")
                 elif self._publish_one_locked(owner, entry):
-                    published.append(entry.segment_hash)
+                    published.append(entry.name)
             self._update_gauges_locked()
             return published
 
@@ -186,7 +186,7 @@ class MemoryPool(PoolStore):
 
     def _reject_locked(self, owner: str, name: EntryName, reason: str) -> None:
         self.metrics.rejected.labels(reason=reason).inc()
-        self._audit.record("reject", request_id=owner, segment_hash=name, reason=reason)
+        self._audit.record("reject", request_id=owner, entry=name, reason=reason)
 
     # ---- administration ------------------------------------------------------------------
 
@@ -195,7 +195,7 @@ class MemoryPool(PoolStore):
             found = self._entries.get(entry)
             if found is None:
                 self.metrics.invalidation_failures.inc()
-                self._audit.record("invalidate", segment_hash=entry, reason="unknown")
+                self._audit.record("invalidate", entry=entry, reason="unknown")
                 return False
             self._entries.remove(found, "invalidated")
             return True
@@ -281,23 +281,23 @@ class MemoryPool(PoolStore):
 
     def _publish_one_locked(self, owner: str, entry: PoolEntry) -> bool:
         config = self.config
-        if entry.segment_hash in self._entries:  # computed again: a use
-            self._entries.use(entry.segment_hash, self.clock())
+        if entry.name in self._entries:  # computed again: a use
+            self._entries.use(entry.name, self.clock())
             self.metrics.duplicates.inc()
-            self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
+            self._audit.record("skip", request_id=owner, entry=entry.name,
                                reason="duplicate")
             return False
         refused = self._quota.try_charge(config, self.clock(), entry.tenant_tag,
                                          entry.domain_tag, entry.num_bytes)
         if refused is not None:
             self.metrics.quota_refusals.labels(scope=refused).inc()
-            self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
+            self._audit.record("skip", request_id=owner, entry=entry.name,
                                reason=f"quota:{refused}", tenant=entry.tenant_tag)
             return False
         for kind, tag, share in share_limits(config, entry.tenant_tag, entry.domain_tag):
             if not self._entries.make_room_in_share(kind, tag, share, entry.num_bytes):
                 self.metrics.quota_refusals.labels(scope=f"share:{kind}").inc()
-                self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
+                self._audit.record("skip", request_id=owner, entry=entry.name,
                                    reason=f"share:{kind}", tenant=entry.tenant_tag)
                 return False
         limit = config.backpressure_utilization * config.budget_bytes
@@ -308,14 +308,14 @@ class MemoryPool(PoolStore):
             remaining = wait_until - time.monotonic()
             if config.backpressure_mode == "skip" or remaining <= 0:
                 self.metrics.backpressure_skips.inc()
-                self._audit.record("skip", request_id=owner, segment_hash=entry.segment_hash,
+                self._audit.record("skip", request_id=owner, entry=entry.name,
                                    reason="backpressure")
                 return False
             self._cond.wait(remaining)
         self._entries.evict(self._entries.bytes_in_use + entry.num_bytes - config.budget_bytes)
         self._entries.add(entry)
         self.metrics.published.inc()
-        self._audit.record("publish", request_id=owner, segment_hash=entry.segment_hash,
+        self._audit.record("publish", request_id=owner, entry=entry.name,
                            num_tokens=entry.num_tokens, tenant=entry.tenant_tag)
         return True
 

@@ -61,19 +61,19 @@ class MemoryEntries:
     def add(self, entry: PoolEntry) -> None:
         """Make a new entry visible, published now; the caller made room for it."""
         entry.created_at = self._clock()
-        self._entries[entry.segment_hash] = entry
-        self._order.use(entry.segment_hash, entry.created_at)
+        self._entries[entry.name] = entry
+        self._order.use(entry.name, entry.created_at)
         self.index.add(entry.segment)
         if self.config.ttl_s is not None:
-            self._by_age.append((entry.created_at, entry.segment_hash))
+            self._by_age.append((entry.created_at, entry.name))
         self.bytes_in_use += entry.num_bytes
         assert self.bytes_in_use <= self.config.budget_bytes, "budget over-committed"
 
     def remove(self, entry: PoolEntry, reason: str) -> None:
         """Make the entry unfindable; its bytes are freed now, or at its last release."""
-        del self._entries[entry.segment_hash]
-        self._order.remove(entry.segment_hash)
-        self.index.remove(entry.segment_hash)
+        del self._entries[entry.name]
+        self._order.remove(entry.name)
+        self.index.remove(entry.name)
         if entry.num_leases > 0:
             entry.state = EntryState.DOOMED
             self.doomed_bytes += entry.num_bytes
@@ -81,7 +81,7 @@ class MemoryEntries:
             self.free(entry)
         self._metrics.evictions.labels(reason=reason).inc()
         event: AuditEvent = "invalidate" if reason in ("invalidated", "erased") else "evict"
-        self._audit.record(event, segment_hash=entry.segment_hash, reason=reason,
+        self._audit.record(event, entry=entry.name, reason=reason,
                            tenant=entry.tenant_tag if reason == "erased" else None)
         self._on_change()
 
@@ -113,7 +113,7 @@ class MemoryEntries:
         `needed` more bytes fit in its share; False if they cannot."""
         owned = sorted((entry for entry in self._entries.values()
                         if (entry.tenant_tag if kind == "tenant" else entry.domain_tag) == tag),
-                       key=lambda entry: self._order.rank(entry.segment_hash) or 0.0)
+                       key=lambda entry: self._order.rank(entry.name) or 0.0)
         usage = sum(entry.num_bytes for entry in owned)
         for entry in owned:
             if usage + needed <= share:

@@ -154,7 +154,7 @@ class SharedPool(SharedAdmin, PoolStore):
                 continue
             matches.append(match)
             leases.append(Lease(head.name, owner, head.num_tokens, head.head_len))
-            self._audit.record("reuse", request_id=owner, segment_hash=head.name,
+            self._audit.record("reuse", request_id=owner, entry=head.name,
                                num_tokens=match.length, tenant=tenant_tag)
         hit = sum(match.length for match in matches)
         self.metrics.hit_tokens.inc(hit)
@@ -325,7 +325,7 @@ class SharedPool(SharedAdmin, PoolStore):
                 self.metrics.backpressure_skips.inc()
             else:
                 self.metrics.rejected.labels(reason=reason).inc()
-            self._audit.record("skip", request_id=owner, segment_hash=handle.entry,
+            self._audit.record("skip", request_id=owner, entry=handle.entry,
                                reason=reason)
         return published
 
@@ -345,7 +345,7 @@ class SharedPool(SharedAdmin, PoolStore):
         reason = self._insert(head, value, self._anchor_records(head), charges, shares)
         if reason is None:
             self.metrics.published.inc()
-            self._audit.record("publish", request_id=owner, segment_hash=head.name,
+            self._audit.record("publish", request_id=owner, entry=head.name,
                                num_tokens=head.num_tokens, tenant=head.tenant_tag)
         return reason
 
@@ -363,7 +363,7 @@ class SharedPool(SharedAdmin, PoolStore):
         self._audit.record("reject", request_id=owner, reason=reason)
         for handle in staged:
             self.metrics.rejected.labels(reason=reason).inc()
-            self._audit.record("reject", request_id=owner, segment_hash=handle.entry,
+            self._audit.record("reject", request_id=owner, entry=handle.entry,
                                reason=reason)
             self._guarded("discard", partial(self._take_staged, handle.staging_id), None)
 

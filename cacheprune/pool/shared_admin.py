@@ -68,7 +68,7 @@ class SharedAdmin(SharedMedium):
         whoever can write the store keeps any entry alive past the pool's eviction policy."""
         self._bury(entry_subject(name))
         self.metrics.evictions.labels(reason=reason).inc()
-        self._audit.record("evict", segment_hash=name, reason=reason)
+        self._audit.record("evict", entry=name, reason=reason)
 
     @property
     def _tombstone_ttl_s(self) -> float | None:
@@ -82,7 +82,7 @@ class SharedAdmin(SharedMedium):
             self.metrics.invalidation_failures.inc()
         else:
             self.metrics.evictions.labels(reason="invalidated").inc()
-        self._audit.record("invalidate", segment_hash=entry,
+        self._audit.record("invalidate", entry=entry,
                            reason="invalidated" if removed else "unknown")
         return removed
 
@@ -110,7 +110,7 @@ class SharedAdmin(SharedMedium):
             if self._delete(head.name):
                 erased += 1
                 self.metrics.evictions.labels(reason="erased").inc()
-                self._audit.record("invalidate", segment_hash=head.name, reason="erased",
+                self._audit.record("invalidate", entry=head.name, reason="erased",
                                    tenant=tag)
         self._audit.record("erase", tenant=tag, num_tokens=sum(h.num_tokens for h in victims))
         self.threshold.forget_tenant(tenant)

@@ -41,7 +41,7 @@ class SharedMedium(abc.ABC):
 
     def _miss(self, owner: str | None, name: EntryName, reason: str) -> None:
         self.metrics.read_misses.labels(reason=reason).inc()
-        self._audit.record("miss", request_id=owner, segment_hash=name, reason=reason)
+        self._audit.record("miss", request_id=owner, entry=name, reason=reason)
 
     @abc.abstractmethod
     def _get_anchors(self, anchor_ids: list[bytes]) -> tuple[dict[bytes, bytes], Garbled]:

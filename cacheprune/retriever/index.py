@@ -27,7 +27,7 @@ class IndexedSegment:
     """What matching needs to know of an entry: its name, tokens, and which readers may use it
     (those of exactly this producer identity and sharing domain)."""
 
-    segment_hash: EntryName
+    entry_name: EntryName
     token_ids: TokenArray
     identity_digest: IdentityDigest
     domain_tag: DomainTag
@@ -72,29 +72,29 @@ class PrefixIndex:
     def __len__(self) -> int:
         return len(self._segments)
 
-    def __contains__(self, segment_hash: object) -> bool:
-        return segment_hash in self._segments
+    def __contains__(self, entry_name: object) -> bool:
+        return entry_name in self._segments
 
     def add(self, segment: IndexedSegment) -> None:
         """Index `segment`; called by the pool once per published entry."""
-        if segment.segment_hash in self._segments:
-            raise ValueError(f"segment {segment.segment_hash} is already indexed")
+        if segment.entry_name in self._segments:
+            raise ValueError(f"segment {segment.entry_name} is already indexed")
         keys = []
         for offset in anchor_offsets(segment.num_tokens, self.window, self.anchor_stride):
             key = prefix_key(segment.token_ids[offset:], self.window, self.base)
-            self._buckets.setdefault(key, []).append((segment.segment_hash, offset))
+            self._buckets.setdefault(key, []).append((segment.entry_name, offset))
             keys.append(key)
-        self._segments[segment.segment_hash] = segment
-        self._keys[segment.segment_hash] = keys
+        self._segments[segment.entry_name] = segment
+        self._keys[segment.entry_name] = keys
 
-    def remove(self, segment_hash: EntryName) -> None:
-        """Forget `segment_hash`; called by the pool when an entry stops being visible."""
-        if segment_hash not in self._segments:
-            raise KeyError(f"segment {segment_hash} is not indexed")
-        keys = self._keys.pop(segment_hash)
-        del self._segments[segment_hash]
+    def remove(self, entry_name: EntryName) -> None:
+        """Forget `entry_name`; called by the pool when an entry stops being visible."""
+        if entry_name not in self._segments:
+            raise KeyError(f"segment {entry_name} is not indexed")
+        keys = self._keys.pop(entry_name)
+        del self._segments[entry_name]
         for key in set(keys):
-            bucket = [anchor for anchor in self._buckets[key] if anchor[0] != segment_hash]
+            bucket = [anchor for anchor in self._buckets[key] if anchor[0] != entry_name]
             if bucket:
                 self._buckets[key] = bucket
             else:
@@ -112,5 +112,5 @@ class PrefixIndex:
         newest = anchors[::-1] if limit is None else anchors[:-limit - 1:-1]
         return [(self._segments[h], offset) for h, offset in newest]
 
-    def segment(self, segment_hash: EntryName) -> IndexedSegment:
-        return self._segments[segment_hash]
+    def segment(self, entry_name: EntryName) -> IndexedSegment:
+        return self._segments[entry_name]

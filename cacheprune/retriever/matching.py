@@ -82,7 +82,7 @@ EntryNaming = Callable[[TokenArray], EntryName]
 def _entry_part_name(segment: IndexedSegment, offset: int, length: int,
                      entry_name: EntryNaming) -> EntryName:
     if offset == 0 and length == segment.num_tokens:
-        return segment.segment_hash
+        return segment.entry_name
     return entry_name(segment.token_ids[offset : offset + length])
 
 
@@ -125,7 +125,7 @@ def find_matches(
         strict=True,
     ):
         for segment, offset in index.candidates(key, MAX_CANDIDATES_PER_WINDOW):
-            if start < found_until.get((segment.segment_hash, start - offset), 0):
+            if start < found_until.get((segment.entry_name, start - offset), 0):
                 continue  # a window inside a stretch found before, at its alignment
             result.num_candidates += 1
             length = common_prefix_length(tokens[start:run_end], segment.token_ids[offset:])
@@ -140,7 +140,7 @@ def find_matches(
             back = common_prefix_length(tokens[run_start:start][::-1],
                                         segment.token_ids[:offset][::-1])
             stretches.append((start - back, start + length, segment, start - offset))
-            found_until[(segment.segment_hash, start - offset)] = start + length
+            found_until[(segment.entry_name, start - offset)] = start + length
 
     starts, stops, which = best_cover(np.asarray([s[0] for s in stretches], dtype=np.int64),
                                       np.asarray([s[1] for s in stretches], dtype=np.int64),
@@ -152,5 +152,5 @@ def find_matches(
         if reader_name != _entry_part_name(segment, offset, length, entry_name):
             result.num_verification_failures += 1
             continue
-        result.matches.append(Match(start, length, segment.segment_hash, offset))
+        result.matches.append(Match(start, length, segment.entry_name, offset))
     return result

@@ -75,10 +75,10 @@ class ContextFreeSharing(PoolSharing):
             skip = len(prefix)
             (scored,) = score_spans(result.attention.numpy(), np.zeros(len(ids), dtype=np.bool_),
                                     [(skip, len(ids))], self._score_config)
-            segment_hash = session.stage(request.token_ids[start:end], result.keys[:, :, skip:],
-                                         result.values[:, :, skip:], np.arange(skip, len(ids)),
-                                         scored.recompute, request.private[start:end])
-            published.append(Published(str(segment_hash), end - start))
+            entry = session.stage(request.token_ids[start:end], result.keys[:, :, skip:],
+                                  result.values[:, :, skip:], np.arange(skip, len(ids)),
+                                  scored.recompute, request.private[start:end])
+            published.append(Published(entry, end - start))
         return published
 
     def _prefix_of(self, request: ServedRequest) -> TokenIds:

@@ -134,7 +134,7 @@ class Engine:
             hit_spans=[(span.start, span.end) for span in plan.reused],
             private_mask=request.private,
             num_published_tokens=sum(p.num_tokens for p in request.published),
-            published=[p.segment_hash for p in request.published],
+            published=[p.entry for p in request.published],
             failed_closed_reason=request.failed_closed_reason,
             finish_reason=generation.finish_reason,
             publish_error=request.publish_error,

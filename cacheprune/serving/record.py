@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from cacheprune.engine import RequestStats
+from cacheprune.pool import EntryName
 from cacheprune.tokens import MaskArray
 
 
@@ -32,7 +33,7 @@ class RequestRecord:
     hit_spans: list[tuple[int, int]]  # where those tokens are: [start, end) prompt positions
     private_mask: MaskArray  # per prompt token: True where the detectors flagged it
     num_published_tokens: int
-    published: list[str]
+    published: list[EntryName]  # the pool's keyed names of the entries it published
     failed_closed_reason: str | None
     finish_reason: str
     publish_error: str | None = None  # publishing failed after decoding: nothing was shared

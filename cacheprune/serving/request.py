@@ -31,7 +31,7 @@ import numpy as np
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import PrefillPlan, PrefillResult
 from cacheprune.models import ChatTokenizer, Encoding
-from cacheprune.pool import CommonWindows
+from cacheprune.pool import CommonWindows, EntryName
 from cacheprune.serving.prompt import Prompt, PublicRange, inside_ranges, render
 from cacheprune.serving.public_view import PublicView
 from cacheprune.tokens import MaskArray, TokenIds, as_mask_array, as_token_ids
@@ -64,7 +64,7 @@ class RequestStatusError(RuntimeError):
 class Published(NamedTuple):
     """A segment a request staged for the pool."""
 
-    segment_hash: str
+    entry: EntryName  # the pool's keyed name of the entry it becomes once published
     num_tokens: int
 
 

@@ -139,6 +139,6 @@ def prompt_start(session: PoolSession, view: PublicView, segments: list[SegmentS
 def _stage(session: PoolSession, view: PublicView, start: int, end: int, marks: MaskArray,
            source: KVSource) -> Published:
     keys, values, positions = source.segment(start, end)
-    segment_hash = session.stage(view.token_ids[start:end], keys, values, positions, marks,
-                                 view.private[start:end])
-    return Published(str(segment_hash), end - start)
+    entry = session.stage(view.token_ids[start:end], keys, values, positions, marks,
+                          view.private[start:end])
+    return Published(entry, end - start)

@@ -109,8 +109,8 @@ class Blender:
                 session.commit()
             else:
                 session.abort("request_did_not_end_well")
-        staged = {p.segment_hash: p.num_tokens for p in published}
-        return sum(staged.get(str(name), 0) for name in session.published)
+        staged = {p.entry: p.num_tokens for p in published}
+        return sum(staged.get(name, 0) for name in session.published)
 
     def close(self) -> None:
         self._engine.close()

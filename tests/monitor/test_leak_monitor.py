@@ -35,6 +35,8 @@ def test_another_tenants_value_in_a_response_is_flagged_once(tmp_path: Path) -> 
     events = [json.loads(line) for line in log.read_text().splitlines()]
     assert [e["request_id"] for e in events] == ["r1", "r2"]
     assert all(e["event"] == "leak_suspected" for e in events)
+    # An n-gram hash is no pool entry: it has its own key.
+    assert all("ngram_hash" in e and "entry" not in e for e in events)
     # Hashes and ids only: no word of any value reaches the log.
     assert not re.search(r"tatiana|quiroga|a49403269|34646", log.read_text(), re.IGNORECASE)
 

@@ -81,7 +81,7 @@ def name_of(pool: PoolStore, token_ids, in_scope: Scope | None = None) -> str:
 
 
 def names(pool: PoolStore) -> set[str]:
-    return {info.segment_hash for info in pool.entry_infos()}
+    return {info.name for info in pool.entry_infos()}
 
 
 def kv_for(token_ids, start_position: int = 0):

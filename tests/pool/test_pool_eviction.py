@@ -36,7 +36,7 @@ def test_lru_evicts_the_least_recently_used():
     touch(pool, a)
     publish(pool, d)
     expected = [name_of(pool, t) for t in (c, a, d)]
-    assert [info.segment_hash for info in pool.entry_infos()] == expected
+    assert [info.name for info in pool.entry_infos()] == expected
 
 
 def test_lease_blocks_eviction():
@@ -81,7 +81,7 @@ def test_contents_follow_a_reference_lru_and_never_exceed_the_budget(operations)
             reference.move_to_end(key)
         assert pool.bytes_in_use <= budget_tokens * BYTES_PER_TOKEN
     expected = [name_of(pool, segment(1000 * (k + 1), lengths[k])) for k in reference]
-    assert [info.segment_hash for info in pool.entry_infos()] == expected
+    assert [info.name for info in pool.entry_infos()] == expected
     assert pool.bytes_in_use == sum(reference.values()) * BYTES_PER_TOKEN
 
 
@@ -93,7 +93,7 @@ def test_ttl_expiry_removes_entries_and_frees_bytes():
     publish(pool, segment(200, 8))
     clock.now += 5.0
     assert pool.purge_expired() == 1
-    assert [info.segment_hash for info in pool.entry_infos()] == [name_of(pool, segment(200, 8))]
+    assert [info.name for info in pool.entry_infos()] == [name_of(pool, segment(200, 8))]
     with pool.session("r", scope()) as session:
         assert session.lookup(segment(100, 8), NO_MASK) == []
     assert pool.bytes_in_use == 8 * BYTES_PER_TOKEN

@@ -6,7 +6,7 @@ import numpy as np
 from pool_helpers import BYTES_PER_TOKEN, kv_for, make_pool, name_of, publish, scope
 from prometheus_client.parser import text_string_to_metric_families
 
-ALLOWED_FIELDS = {"ts", "event", "request_id", "segment_hash", "reason", "num_tokens", "tenant"}
+ALLOWED_FIELDS = {"ts", "event", "request_id", "entry", "reason", "num_tokens", "tenant"}
 
 
 def samples(pool):
@@ -63,10 +63,10 @@ def test_metrics_and_audit_record_a_scripted_run(tmp_path):
         assert str(token) not in text
     events = [json.loads(line) for line in text.splitlines()]
     assert all(set(event) <= ALLOWED_FIELDS for event in events)
-    first_hash = name_of(pool, first)
+    first_name = name_of(pool, first)
     summary = [
         (e["event"], e.get("request_id", "").split(".")[0] or None,
-         e.get("segment_hash") == first_hash) for e in events
+         e.get("entry") == first_name) for e in events
     ]
     # Tenants appear as keyed hashes only.
     assert "tenant-a" not in text

@@ -38,7 +38,7 @@ def build_index(entries, window, base=None, anchor_stride=None):
     index = PrefixIndex(window, random_base() if base is None else base, anchor_stride)
     for tokens in entries:
         segment = make_segment(tokens)
-        if segment.segment_hash not in index:
+        if segment.entry_name not in index:
             index.add(segment)
     return index
 
@@ -166,11 +166,11 @@ def test_identity_binds_model_and_policy_unambiguously():
 def test_index_remove_forgets_the_entry():
     entry = list(range(30))
     index = build_index([entry], 4)
-    (segment_hash_value,) = [make_segment(entry).segment_hash]
-    index.remove(segment_hash_value)
+    (entry_name,) = [make_segment(entry).entry_name]
+    index.remove(entry_name)
     assert find_unkeyed(entry, [False] * 30, index, MODEL, POLICY).matches == []
     with pytest.raises(KeyError):
-        index.remove(segment_hash_value)
+        index.remove(entry_name)
 
 
 def test_mask_of_wrong_length_is_refused():
