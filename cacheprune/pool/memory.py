@@ -78,10 +78,10 @@ class MemoryPool(PoolStore):
             leases = []
             now = self.clock()
             for match in result.matches:
-                entry = self._entries.use(match.entry_hash, now)
+                entry = self._entries.use(match.entry, now)
                 self._lease_locked(owner, entry)
                 leases.append(Lease(entry.name, owner, entry.num_tokens))
-                self._audit.record("reuse", request_id=owner, entry=match.entry_hash,
+                self._audit.record("reuse", request_id=owner, entry=match.entry,
                                    num_tokens=match.length, tenant=tenant_tag)
             num_private = int(private_mask.sum())
             metrics = self.metrics

@@ -145,8 +145,8 @@ class SharedPool(SharedAdmin, PoolStore):
         tenant_tag = self.keys.tenant_tag(scope.tenant)
         matches, leases = [], []
         by_name = {head.name: head for head in heads}
-        chosen = [(match, by_name[match.entry_hash]) for match in result.matches
-                  if not self._slower_than_computing(match, by_name[match.entry_hash])]
+        chosen = [(match, by_name[match.entry]) for match in result.matches
+                  if not self._slower_than_computing(match, by_name[match.entry])]
         matched_heads = [head for _, head in chosen]
         for (match, head), pinned in zip(chosen, self._lease_all(owner, matched_heads),
                                          strict=True):

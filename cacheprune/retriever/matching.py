@@ -34,7 +34,7 @@ class Match:
 
     request_start: int
     length: int
-    entry_hash: EntryName
+    entry: EntryName
     entry_start: int = 0
 
     @property

@@ -97,7 +97,7 @@ def test_invalidated_between_lookup_and_read_is_a_miss(pool_url):
     publish(pool, segment(100, 8))
     with pool.session("reader", scope()) as session:
         (match,) = session.lookup(segment(100, 8), NO_MASK[:8])
-        assert pool.invalidate(match.entry_hash)
+        assert pool.invalidate(match.entry)
         assert session.read(match) is None
     assert pool.num_leases == 0 and pool.num_entries == 0
     assert 'cacheprune_pool_read_misses_total{reason=' in pool.metrics_text()

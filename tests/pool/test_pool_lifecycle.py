@@ -249,7 +249,7 @@ def test_invalidated_lease_reads_as_a_miss_and_is_freed_on_release():
     publish(pool, segment(100, 8))
     with pool.session("r", scope()) as session:
         (match,) = session.lookup(segment(100, 8), NO_MASK)
-        assert pool.invalidate(match.entry_hash)
+        assert pool.invalidate(match.entry)
         assert pool.num_entries == 0
         assert pool.bytes_in_use == 8 * BYTES_PER_TOKEN  # still pinned by the lease
         assert session.read(match) is None  # the caller computes those tokens instead

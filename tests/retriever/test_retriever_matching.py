@@ -77,7 +77,7 @@ def test_matches_equal_naive_substring_search(case, anchor_stride):
     covered = 0
     previous_end = 0
     for match in result.matches:
-        entry = index.segment(match.entry_hash).token_ids.tolist()
+        entry = index.segment(match.entry).token_ids.tolist()
         part = request[match.request_start : match.request_end]
         assert match.length >= window
         assert match.request_start >= previous_end
