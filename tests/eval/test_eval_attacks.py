@@ -21,19 +21,10 @@ from eval.attacks.outcome import AttackOutcome, Budget
 from eval.attacks.probe import Prober, SlotTarget, split_value
 from eval.attacks.summary import values_recovered
 from eval.attacks.timed_dictionary import TimedSlot, timed_dictionary_attack
-from eval.data import load_documents, project_data_dir
-from eval.workload import Request, WorkloadConfig, build_requests
+from eval.workload import Request
 
 NUMBER_KINDS = ("phone", "national_id", "passport", "birth_date", "iban")
 HITS_ONLY = AttackSettings(dictionary_oracles=("hits",), extension_oracles=())
-
-
-@pytest.fixture(scope="module")
-def victim() -> Request:
-    documents = load_documents("default", project_data_dir(), max_docs=1)
-    requests = build_requests(documents, WorkloadConfig(num_tenants=1, queries_per_document=1,
-                                                        max_document_words=150, seed=3))
-    return requests[0]
 
 
 def test_dictionary_holds_the_value_once_among_decoys_of_its_kind(victim: Request) -> None:

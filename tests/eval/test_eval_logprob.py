@@ -23,18 +23,9 @@ from cacheprune.serving import (
 )
 from eval.attacks.logprob import QUESTION, _candidate_logprob, attacker_context
 from eval.attacks.probe import SlotTarget
-from eval.data import load_documents, project_data_dir
-from eval.workload import Request, WorkloadConfig, build_requests
+from eval.workload import Request
 
 PAPER_K1 = EngineConfig(mode="cacheprune", publish_mode="paper_baseline", publish_threshold=1)
-
-
-@pytest.fixture(scope="module")
-def victim() -> Request:
-    documents = load_documents("default", project_data_dir(), max_docs=1)
-    requests = build_requests(documents, WorkloadConfig(num_tenants=1, queries_per_document=1,
-                                                        max_document_words=150, seed=3))
-    return requests[0]
 
 
 def _probe(victim: Request) -> tuple[SlotTarget, str]:
