@@ -60,6 +60,7 @@ ENV = {"VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1",
 DOCUMENTS = Path(__file__).resolve().parent.parent / "datasets" / "default" / \
     "default_grouped.jsonl"
 QUESTION = "Question: what is the purpose of this document? Answer:"
+TAG_EVERY = 8  # words between two variant tags: fewer tokens than the pool's 16-token window
 CONTENDERS = ("connector", "salted", "unsalted")
 CONNECTORS = ("connector", "base")  # each its own server; `base` runs --base-tree's code
 FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
@@ -83,13 +84,15 @@ def tenant_profile(index: int) -> str:
 
 def documents(count: int, num_words: int, variant: str) -> list[str]:
     """`count` public documents of the repo's default set, tagged with `variant` and their
-    number every 30 words so that no other document, level or contender finds their segments
-    anywhere (more documents than the set holds are variants of its texts)."""
+    number every TAG_EVERY words so that no other document, level or contender finds their
+    segments anywhere (the pool finds an entry from any window of 16 of its tokens: the text
+    between two tags must be shorter than that); more documents than the set holds are
+    variants of its texts."""
     contexts = [json.loads(line)["context"] for line in DOCUMENTS.read_text().splitlines()]
     chosen = []
     for index in range(count):
         words = contexts[index % len(contexts)].split(" ")[:num_words]
-        for at in range(len(words) - len(words) % 30, 0, -30):
+        for at in range(len(words) - len(words) % TAG_EVERY, 0, -TAG_EVERY):
             words.insert(at, f"({variant}.{index})")
         chosen.append(" ".join(words))
     return chosen
@@ -236,7 +239,8 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,4,8")
     parser.add_argument("--tenants", type=int, default=8)
     parser.add_argument("--documents", type=int, default=3)
-    parser.add_argument("--doc-words", type=int, default=1200)
+    parser.add_argument("--doc-words", type=int, default=800,
+                        help="words per document (800: ~1,630-token prompts with the tags)")
     parser.add_argument("--new-tokens", type=int, default=16)
     parser.add_argument("--contenders", default=",".join(CONTENDERS),
                         help=f"of {', '.join(CONTENDERS + CONNECTORS[1:])}")

@@ -47,17 +47,19 @@ TENANTS = {"a": ("Alice Moreau", "alice.moreau@example.com", "415-555-0142"),
            "b": ("Bob Okafor", "bob.okafor@example.org", "212-555-0199")}
 QUESTION = "Question: who keeps the official copy of the handbook?"
 WORKLOADS = ("profile-first", "document-first")
+TAG_EVERY = 8  # words between two variant tags: fewer tokens than the pool's 16-token window
 
 
 def public_document(tokenizer, num_tokens: int, variant: str) -> str:
     """About `num_tokens` tokens of the repo's default documents (public text), tagged with
-    `variant` every 30 words, so that no repeat finds an earlier repeat's segments in the pool
-    (which finds segments anywhere, from 64 tokens up)."""
+    `variant` every TAG_EVERY words, so that no repeat finds an earlier repeat's segments in the
+    pool (which finds an entry from any window of 16 of its tokens: the text between two tags
+    must be shorter than that)."""
     contexts = [json.loads(line)["context"] for line in DOCUMENTS.read_text().splitlines()]
     text, index = "", 0
     while len(tokenizer.encode(text).ids) < num_tokens:
         words = contexts[index % len(contexts)].split(" ")
-        for at in range(len(words) - len(words) % 30, 0, -30):
+        for at in range(len(words) - len(words) % TAG_EVERY, 0, -TAG_EVERY):
             words.insert(at, f"({variant})")
         text += " ".join(words) + "\n\n"
         index += 1
@@ -120,11 +122,14 @@ def run_setup(setup: str, repeats: int, doc_tokens: int, work_dir: Path) -> None
             for mode in modes:
                 document = public_document(tokenizer, doc_tokens, f"{workload}-{repeat}-{mode}")
                 salts = (None, None) if mode == "unsalted" else (f"a{repeat}", f"b{repeat}")
-                settled = len(log_events(request_log, "settled"))
                 a_seconds, _, _ = ttft(prompt(workload, "a", document), salts[0])
-                if mode == "cacheprune":  # B comes once A's segments are in the pool
+                if mode == "cacheprune":
+                    # B comes once A's segments are in the pool: once every prefilled request's
+                    # publication is settled (a later settling of an earlier request must not
+                    # count as A's).
                     deadline = time.monotonic() + 300
-                    while len(log_events(request_log, "settled")) == settled \
+                    while len(log_events(request_log, "settled")) \
+                            < len(log_events(request_log, "prefill")) \
                             and time.monotonic() < deadline:
                         time.sleep(0.1)
                 b_prompt = prompt(workload, "b", document)
