@@ -209,8 +209,9 @@ class Transformer(nn.Module):
     def prefill_batch(self, plans: Sequence[PrefillPlan]) -> list[PrefillResult]:
         """The prefills of several prompts in one pass over the layers: the linear layers run
         on the computed rows of all of them at once, attention per prompt over its own keys.
-        Each result is its prompt's `prefill(plan)` (up to the matmuls' rounding); a step's
-        cost grows with the rows it computes, not with its number of prompts."""
+        Each result is its prompt's `prefill(plan)` (up to the matmuls' rounding). What one
+        pass saves is the per-prompt overhead around the matmuls, not their work: on the CPU
+        they are compute-bound from a few dozen rows (docs/engine.md)."""
         if not plans:
             return []
         for plan in plans:
