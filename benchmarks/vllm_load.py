@@ -36,8 +36,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -60,7 +62,7 @@ ENV = {"VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1",
 DOCUMENTS = Path(__file__).resolve().parent.parent / "datasets" / "default" / \
     "default_grouped.jsonl"
 QUESTION = "Question: what is the purpose of this document? Answer:"
-TAG_EVERY = 8  # words between two variant tags: fewer tokens than the pool's 16-token window
+TAG_EVERY = 6  # words between two variant tags: fewer tokens than the pool's 16-token window
 CONTENDERS = ("connector", "salted", "unsalted")
 CONNECTORS = ("connector", "base")  # each its own server; `base` runs --base-tree's code
 FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
@@ -83,19 +85,25 @@ def tenant_profile(index: int) -> str:
 
 
 def documents(count: int, num_words: int, variant: str) -> list[str]:
-    """`count` public documents of the repo's default set, tagged with `variant` and their
-    number every TAG_EVERY words so that no other document, level or contender finds their
-    segments anywhere (the pool finds an entry from any window of 16 of its tokens: the text
-    between two tags must be shorter than that); more documents than the set holds are
-    variants of its texts."""
+    """`count` public documents of the repo's default set, each tagged with its own tag
+    (`variant` and its number) so that no other document, level or contender finds their
+    segments anywhere; more documents than the set holds are variants of its texts."""
     contexts = [json.loads(line)["context"] for line in DOCUMENTS.read_text().splitlines()]
-    chosen = []
-    for index in range(count):
-        words = contexts[index % len(contexts)].split(" ")[:num_words]
-        for at in range(len(words) - len(words) % TAG_EVERY, 0, -TAG_EVERY):
-            words.insert(at, f"({variant}.{index})")
-        chosen.append(" ".join(words))
-    return chosen
+    return [tagged(" ".join(contexts[index % len(contexts)].split(" ")[:num_words]),
+                   f"{variant}.{index}")
+            for index in range(count)]
+
+
+def tagged(text: str, variant: str) -> str:
+    """`text` with the variant's tag before every TAG_EVERY-th word. The pool finds an entry
+    from any window of 16 of its tokens, so the text two variants share (the words between two
+    tags and the tags' brackets) must be shorter than that: the tag is a hash of the variant,
+    six hex digits that two variants rarely share a token of, not the variant's name (two names
+    such as `doc.1` and `doc.2` differ in one token, and share the rest)."""
+    tag = f"({hashlib.blake2b(variant.encode(), digest_size=3).hexdigest()}) "
+    words = re.findall(r"\S+\s*", text)  # each with the spaces or line ends after it
+    return "".join(tag + word if index and index % TAG_EVERY == 0 else word
+                   for index, word in enumerate(words))
 
 
 def free_port() -> int:
@@ -239,8 +247,8 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,4,8")
     parser.add_argument("--tenants", type=int, default=8)
     parser.add_argument("--documents", type=int, default=3)
-    parser.add_argument("--doc-words", type=int, default=800,
-                        help="words per document (800: ~1,630-token prompts with the tags)")
+    parser.add_argument("--doc-words", type=int, default=700,
+                        help="words per document (700: ~1,700-token prompts with the tags)")
     parser.add_argument("--new-tokens", type=int, default=16)
     parser.add_argument("--contenders", default=",".join(CONTENDERS),
                         help=f"of {', '.join(CONTENDERS + CONNECTORS[1:])}")

@@ -34,6 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vllm_load import tagged  # noqa: E402
+
 ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1",
        # NOTE: spawn, not fork: a forked vLLM worker inherits numba/llvmlite, which breaks
        # vLLM-CPU's kernel scan at start-up (see docs/vllm.md).
@@ -47,21 +50,16 @@ TENANTS = {"a": ("Alice Moreau", "alice.moreau@example.com", "415-555-0142"),
            "b": ("Bob Okafor", "bob.okafor@example.org", "212-555-0199")}
 QUESTION = "Question: who keeps the official copy of the handbook?"
 WORKLOADS = ("profile-first", "document-first")
-TAG_EVERY = 8  # words between two variant tags: fewer tokens than the pool's 16-token window
 
 
 def public_document(tokenizer, num_tokens: int, variant: str) -> str:
     """About `num_tokens` tokens of the repo's default documents (public text), tagged with
-    `variant` every TAG_EVERY words, so that no repeat finds an earlier repeat's segments in the
-    pool (which finds an entry from any window of 16 of its tokens: the text between two tags
-    must be shorter than that)."""
+    `variant` (`vllm_load.tagged`), so that no repeat finds an earlier repeat's segments in the
+    pool."""
     contexts = [json.loads(line)["context"] for line in DOCUMENTS.read_text().splitlines()]
     text, index = "", 0
     while len(tokenizer.encode(text).ids) < num_tokens:
-        words = contexts[index % len(contexts)].split(" ")
-        for at in range(len(words) - len(words) % TAG_EVERY, 0, -TAG_EVERY):
-            words.insert(at, f"({variant})")
-        text += " ".join(words) + "\n\n"
+        text += tagged(contexts[index % len(contexts)], variant) + "\n\n"
         index += 1
     return text[:tokenizer.encode(text).offsets[num_tokens - 1][1]]
 

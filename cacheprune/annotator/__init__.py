@@ -2,6 +2,7 @@
 
 from cacheprune.annotator.annotate import (
     annotate,
+    eligible_tokens,
     last_segment_end,
     recompute_marks,
     score_spans,
@@ -24,6 +25,7 @@ __all__ = [
     "Segment",
     "SummedAreaTable",
     "annotate",
+    "eligible_tokens",
     "last_segment_end",
     "recompute_marks",
     "score_spans",

@@ -41,7 +41,7 @@ def annotate(
     n = matrix.shape[0]
     private = _check_mask("private_mask", private_mask, n)
     computed = _check_mask("computed_mask", computed_mask, n)
-    eligible = _eligible(computed, private, config.min_len, every_row)
+    eligible = eligible_tokens(computed, private, config.min_len, every_row)
     renormalize = config.sink_mode == "renormalize"
     max_len = n if config.max_len is None else config.max_len
 
@@ -133,8 +133,8 @@ def recompute_marks(
     return marks
 
 
-def _eligible(computed: npt.NDArray[np.bool_], private: npt.NDArray[np.bool_], min_len: int,
-              every_row: bool) -> npt.NDArray[np.bool_]:
+def eligible_tokens(computed: npt.NDArray[np.bool_], private: npt.NDArray[np.bool_],
+                    min_len: int, every_row: bool) -> npt.NDArray[np.bool_]:
     """The tokens a segment may hold: computed and public, and with `every_row` the short
     reused stretches between them."""
     eligible = computed & ~private
@@ -155,8 +155,9 @@ def last_segment_end(computed_mask: npt.NDArray[np.bool_], private_mask: npt.NDA
     last run of `min_len` or more tokens a segment may hold (0 if there is none). Attention
     rows after it change no choice, so a pass that stops there finds the same segments."""
     n = computed_mask.shape[0]
-    eligible = _eligible(_check_mask("computed_mask", computed_mask, n),
-                         _check_mask("private_mask", private_mask, n), min_len, every_row=True)
+    eligible = eligible_tokens(_check_mask("computed_mask", computed_mask, n),
+                               _check_mask("private_mask", private_mask, n), min_len,
+                               every_row=True)
     padded = np.concatenate(([False], eligible, [False]))
     edges = np.flatnonzero(padded[1:] != padded[:-1])
     long_runs = edges[1::2][edges[1::2] - edges[::2] >= min_len]

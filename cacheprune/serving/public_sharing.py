@@ -96,7 +96,7 @@ class IsolatedSharing(PaperBaselineSharing):
         if request.num_private == 0:
             return super().publish(request, session, prefill)
         computed = computed_mask(request, prefill)
-        if not self.can_publish(request, computed, session):
+        if not self.can_publish(request, computed, session, every_row=True):
             return []  # see `PoolSharing.publishable_attention`
         view = self.search_view(request)
         computed = computed[view.positions]

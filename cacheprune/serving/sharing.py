@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from cacheprune.annotator import eligible_tokens
 from cacheprune.engine import AttentionCapture, PrefillPlan, PrefillResult, ReusedSpan, Transformer
 from cacheprune.pool import Match, PoolSession
 from cacheprune.serving.config import EngineConfig
@@ -34,17 +35,21 @@ class PoolSharing(SharingStrategy):
     def search_view(self, request: ServedRequest) -> PublicView:
         return request.whole_view
 
-    def can_publish(self, request: ServedRequest, computed: MaskArray,
-                    session: PoolSession) -> bool:
+    def can_publish(self, request: ServedRequest, computed: MaskArray, session: PoolSession,
+                    every_row: bool = False) -> bool:
         """Whether the prompt tokens flagged in `computed` hold a run of `annotator.min_len`
         public tokens of the view (the shortest segment there is) that the publication
-        threshold lets the session publish."""
+        threshold lets the session publish; with `every_row` (a pass that computes every
+        row follows), short reused stretches inside new text count as new text, as the
+        annotator counts them (`eligible_tokens`)."""
         view = self.search_view(request)
-        publishable = computed[view.positions] & ~view.private
+        min_len = self.config.annotator.min_len
+        publishable = eligible_tokens(computed[view.positions], view.private, min_len,
+                                      every_row)
         shareable = session.shareable_mask(view.num_tokens)
         if shareable is not None:
             publishable &= shareable
-        return has_run(publishable, self.config.annotator.min_len)
+        return has_run(publishable, min_len)
 
     def annotator_capture(self) -> AttentionCapture:
         """The attention the annotator reads: every `capture_layer_stride`-th layer."""
