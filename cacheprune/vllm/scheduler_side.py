@@ -206,6 +206,9 @@ class SchedulerSide:
     def worker_reported(self, report: WorkerReport) -> None:
         for request_id in report.settled:
             self._unsettled.pop(request_id, None)
+            # NOTE: the request may have ended earlier in the same step's output, its verdict
+            # queued: the worker settled it already (nothing to publish) and needs none.
+            self._verdicts.pop(request_id, None)
 
     def has_pending_publications(self) -> bool:
         """True while a request that ended still has a publication the worker has not settled:

@@ -159,6 +159,18 @@ def test_verdict_follows_how_the_request_ended(tokenizer, status, publish):
     assert side.num_tracked_requests == 0
 
 
+def test_settled_in_the_step_it_ended_sends_no_verdict(tokenizer):
+    """The request ended and the worker's report of its settling came in the same step's
+    output, the end first: the queued verdict is dropped (the worker would settle it twice)."""
+    side, req = running(tokenizer)
+    req.status = SimpleNamespace(name="FINISHED_STOPPED")
+    side.finished(req)
+    side.worker_reported(WorkerReport({"r1"}))
+    assert side.build_orders().verdicts == {}
+    assert not side.has_pending_publications()
+    assert side.num_tracked_requests == 0
+
+
 def test_resumed_request_is_prefilled_again_without_publishing(tokenizer):
     side, req = running(tokenizer)
     # Preempted after two generated tokens; vLLM's prefix cache still holds one block.
