@@ -12,6 +12,7 @@ Contenders, each its own server (one at a time), all with the same CPU settings
 (`VLLM_CPU_NUM_OF_RESERVED_CPU`, which vLLM-CPU otherwise raises by one with a connector):
 - connector: the CachePruneConnector, one salt per tenant (set in the body: no tenancy front,
   whose cost is not measured here);
+- connector-sync: the same with `async_load` off (prefills inside the engine's steps);
 - salted:    plain vLLM, one salt per tenant (isolation);
 - unsalted:  plain vLLM, no salt (tenants hit each other's prefix blocks: unsafe; its
   profile-first prompts share almost nothing anyway).
@@ -64,7 +65,9 @@ DOCUMENTS = Path(__file__).resolve().parent.parent / "datasets" / "default" / \
 QUESTION = "Question: what is the purpose of this document? Answer:"
 TAG_EVERY = 6  # words between two variant tags: fewer tokens than the pool's 16-token window
 CONTENDERS = ("connector", "salted", "unsalted")
-CONNECTORS = ("connector", "base")  # each its own server; `base` runs --base-tree's code
+# Each its own server; `connector-sync` has async_load off (prefills inside the steps);
+# `base` runs --base-tree's code.
+CONNECTORS = ("connector", "connector-sync", "base")
 FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
 LAST_NAMES = ("Moreau", "Okafor", "Diaz", "Volkov", "Lindqvist", "Haddad", "Brandt", "Sato")
 
@@ -133,6 +136,8 @@ def server(contender: str, work_dir: Path, base_tree: str | None = None,
                  str(work_dir / f"requests-{contender}.jsonl")}
         if publish_threshold is not None:
             extra["publish_threshold"] = publish_threshold
+        if contender == "connector-sync":
+            extra["async_load"] = False
         command += ["--tokenizer-mode", "cacheprune", "--kv-transfer-config", json.dumps({
             "kv_connector": "CachePruneConnector", "kv_role": "kv_both",
             "kv_load_failure_policy": "recompute", "kv_connector_extra_config": extra})]
@@ -216,12 +221,12 @@ def figures(samples: list[Sample], wall_s: float) -> dict[str, float]:
 
 def report(results: dict[tuple[str, int], dict[str, float]], contenders: list[str],
            levels: list[int]) -> None:
-    print(f"\n{'conc':>4} {'contender':<10} {'TTFT p50':>9} {'p90':>7} {'e2e p50':>8} "
+    print(f"\n{'conc':>4} {'contender':<14} {'TTFT p50':>9} {'p90':>7} {'e2e p50':>8} "
           f"{'cold e2e':>8} {'decode ms/tok':>14} {'req/s':>7}")
     for level in levels:
         for contender in contenders:
             row = results[(contender, level)]
-            print(f"{level:>4} {contender:<10} {row['ttft_p50']:>8.2f}s {row['ttft_p90']:>7.2f} "
+            print(f"{level:>4} {contender:<14} {row['ttft_p50']:>8.2f}s {row['ttft_p90']:>7.2f} "
                   f"{row['e2e_p50']:>8.2f} {row['cold_e2e']:>8.2f} {row['decode_ms']:>14.0f} "
                   f"{row['req_s']:>7.3f}")
     for connector in (c for c in CONNECTORS if c in contenders):

@@ -161,14 +161,17 @@ class Engine:
         """The plan's prefill on the model's device (the plan's tensors moved there)."""
         return self.prefill_batch([plan])[0]
 
-    def prefill_batch(self, plans: Sequence[PrefillPlan]) -> list[PrefillResult]:
-        """Several requests' prefills in one pass over the model's layers
-        (`Transformer.prefill_batch`), on the model's device."""
-        device = self.model.inv_freq.device
+    def prefill_batch(self, plans: Sequence[PrefillPlan], model: Transformer | None = None
+                      ) -> list[PrefillResult]:
+        """Several requests' prefills in one pass over the layers (`Transformer.prefill_batch`)
+        of the engine's model, or of `model` (another copy of the same weights: the vLLM
+        connector's loader thread has one), on that model's device."""
+        model = model or self.model
+        device = model.inv_freq.device
         if device.type == "cpu":  # NOTE: a device context costs every torch call a detour
-            return self.model.prefill_batch(plans)
+            return model.prefill_batch(plans)
         with torch.device(device):
-            return self.model.prefill_batch([_on_device(plan, device) for plan in plans])
+            return model.prefill_batch([_on_device(plan, device) for plan in plans])
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 strategy: SharingStrategy | None = None) -> list[Published]:

@@ -19,8 +19,9 @@ from collections.abc import Generator, Sequence
 
 import torch
 
-from cacheprune.engine import PrefillPlan, ReusedSpan
+from cacheprune.engine import PrefillPlan, ReusedSpan, Transformer
 from cacheprune.serving import Engine, Published, ServedRequest, SharingStrategy
+from cacheprune.serving.engine import make_strategy
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
 
@@ -48,12 +49,15 @@ class PendingPublication:
 
 
 class Blender:
-    """`publishing`: the strategy that publishes, when it is not the engine's own (the same
-    strategy over another copy of the weights: the connector's publisher thread)."""
+    """`copy`: the worker's own copy of the weights, when it has one (the engine computes with
+    vLLM's layers). The background threads compute with it: publications always, prefills when
+    asked (`background`), so that neither waits for vLLM's layers nor holds them."""
 
-    def __init__(self, engine: Engine, publishing: SharingStrategy | None = None) -> None:
+    def __init__(self, engine: Engine, copy: Transformer | None = None) -> None:
         self._engine = engine
-        self._publishing = publishing
+        self._copy = copy
+        self._publishing: SharingStrategy | None = None if copy is None else \
+            make_strategy(engine.config, copy, engine.tokenizer)
 
     def plan(self, order: PrefillOrder, local_keys: torch.Tensor | None,
              local_values: torch.Tensor | None) -> PrefillPlan:
@@ -75,15 +79,19 @@ class Blender:
             request.attach_plan(plan, reading.counted)
         return plan
 
-    def prefill(self, orders: Sequence[PrefillOrder]) -> list[PrefillFigures]:
+    def prefill(self, orders: Sequence[PrefillOrder], background: bool = False
+                ) -> list[PrefillFigures]:
         """The PLANNED orders' prefills in one pass over the layers (`Engine.prefill_batch`),
-        each attached to its request (PREFILLED); returns what the pool served each."""
+        each attached to its request (PREFILLED); returns what the pool served each.
+        `background`: called from a background thread, which computes with the copy of the
+        weights when there is one (vLLM's layers, in turns with the steps, otherwise)."""
         plans = []
         for order in orders:
             assert order.request.plan is not None, "prefill after the plan"
             plans.append(order.request.plan)
+        model = self._copy if background else None
         figures = []
-        for order, plan, result in zip(orders, plans, self._engine.prefill_batch(plans),
+        for order, plan, result in zip(orders, plans, self._engine.prefill_batch(plans, model),
                                        strict=True):
             order.request.attach_prefill(result)
             pooled = [span for span in plan.reused if span.start >= order.num_local_tokens]

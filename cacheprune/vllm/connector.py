@@ -126,7 +126,7 @@ class CachePruneConnector(KVConnectorBase_V1):
         self._worker.start_step(metadata.orders)
 
     def wait_for_layer_load(self, layer_name: str) -> None:
-        return  # every order is complete when start_load_kv returns
+        return  # the step's orders are done (or with the loader) when start_load_kv returns
 
     def save_kv_layer(self, layer_name: str, kv_layer: torch.Tensor, attn_metadata: Any,
                       **kwargs: Any) -> None:
@@ -158,6 +158,11 @@ class CachePruneConnector(KVConnectorBase_V1):
         return CachePrunePromMetrics(vllm_config, metric_types, labelnames,
                                      per_engine_labelvalues)
 
+    def get_finished(self, finished_req_ids: set[str]
+                     ) -> tuple[set[str] | None, set[str] | None]:
+        assert self._worker is not None
+        return None, self._worker.take_loaded() or None
+
     def get_block_ids_with_load_errors(self) -> set[int]:
         assert self._worker is not None
         return self._worker.take_failed_blocks()
@@ -172,7 +177,8 @@ class CachePruneConnector(KVConnectorBase_V1):
     def get_num_new_matched_tokens(self, request: Any, num_computed_tokens: int
                                    ) -> tuple[int | None, bool]:
         assert self._scheduler is not None
-        return self._scheduler.matched_tokens(request, num_computed_tokens), False
+        matched = self._scheduler.matched_tokens(request, num_computed_tokens)
+        return matched, bool(matched) and self._scheduler.loads_async
 
     def update_state_after_alloc(self, request: Any, blocks: Any,
                                  num_external_tokens: int) -> None:

@@ -22,12 +22,15 @@ class PrefillOrder:
     (vLLM's own prefix cache); the rest are computed by cacheprune's prefill, reusing pooled
     segments. `publish`: this is the request's first prefill, whose segments are published
     once the request ends well (not after a preemption, when the prefill is repeated).
+    `in_background`: vLLM loads it asynchronously (the worker's loader thread prefills it while
+    the steps go on; vLLM schedules the request once the worker reports it done).
     """
 
     request: ServedRequest
     num_local_tokens: int
     block_ids: tuple[int, ...]
     publish: bool
+    in_background: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.num_local_tokens < self.request.num_tokens:
@@ -40,7 +43,8 @@ class StepOrders:
     """One step's orders. `verdicts`: requests that ended since the last step, with whether
     they ended well (their staged segments are published) or not (discarded). `admits`: the
     step starts a request (new or resumed), whose first token it may produce. `computes`: the
-    step runs a forward pass (false: vLLM steps only for the connector)."""
+    step runs a forward pass or a prefill in the engine's thread (false: vLLM steps only for
+    the connector)."""
 
     prefills: list[PrefillOrder] = field(default_factory=list)
     verdicts: dict[str, bool] = field(default_factory=dict)
@@ -51,9 +55,12 @@ class StepOrders:
 @dataclass(slots=True)
 class WorkerReport:
     """What a worker tells the scheduler after a step: the requests whose publication is over
-    (published, discarded, or nothing to publish)."""
+    (published, discarded, or nothing to publish), and those whose prefill failed (vLLM
+    computes them alone from then on, a failed asynchronous load included, which vLLM would
+    otherwise offer the connector again)."""
 
     settled: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
 
     def merge(self, other: WorkerReport) -> WorkerReport:
-        return WorkerReport(self.settled | other.settled)
+        return WorkerReport(self.settled | other.settled, self.failed | other.failed)

@@ -136,8 +136,8 @@ class Publisher:
 
     def _loop(self, ready: threading.Event) -> None:
         torch.set_num_threads(PUBLISHER_THREADS)
-        model_turns.mark_publisher_thread()
-        _use_every_core()
+        model_turns.mark_background_thread()
+        use_every_core()
         ready.set()
         while True:
             with self._cond:
@@ -173,7 +173,7 @@ class Publisher:
             return Staged(request_id, None)
 
 
-def _use_every_core() -> None:
+def use_every_core() -> None:
     """vLLM-CPU binds its worker thread to its cores; the publisher may run on any core of the
     process (the one vLLM reserves for its front end is idle most of the time)."""
     try:

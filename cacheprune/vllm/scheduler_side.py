@@ -67,6 +67,11 @@ class SchedulerSide:
 
     # ---- admission -----------------------------------------------------------------------
 
+    @property
+    def loads_async(self) -> bool:
+        """Whether vLLM waits for cacheprune's prefills asynchronously (`async_load`)."""
+        return self._settings.async_load
+
     def matched_tokens(self, request: Any, num_computed_tokens: int) -> int | None:
         """Tokens beyond `num_computed_tokens` (vLLM's own prefix hit) that cacheprune will
         supply: every token but the last, or 0 when cacheprune leaves the prompt to vLLM;
@@ -187,7 +192,8 @@ class SchedulerSide:
         # NOTE: the order carries a copy that the worker advances (the scheduler's stays
         # here); tokens the model generated before a preemption are private in it.
         self._orders.append(PrefillOrder(admitted.prefill_copy(token_ids), num_local,
-                                         tuple(block_ids), publish=first))
+                                         tuple(block_ids), publish=first,
+                                         in_background=self._settings.async_load))
         if first:
             admitted.advance(RequestStatus.PREFILLED)
             self._unsettled[request.request_id] = admitted
@@ -197,13 +203,19 @@ class SchedulerSide:
     def build_orders(self, admits: bool = False, computes: bool = True) -> StepOrders:
         """This step's orders; `admits`: the step starts a request (new or resumed);
         `computes`: it runs a forward pass."""
+        in_step = any(not order.in_background for order in self._orders)
         orders = StepOrders(self._orders, self._verdicts, admits or bool(self._orders),
-                            computes or bool(self._orders))
+                            computes or in_step)
         self._orders, self._verdicts = [], {}
         self._step_tokens, self._granted = 0, set()
         return orders
 
     def worker_reported(self, report: WorkerReport) -> None:
+        for request_id in report.failed:
+            if request_id in self._requests:
+                # NOTE: vLLM recomputes a failed synchronous load in place, but puts a failed
+                # asynchronous one back in the queue and asks again: the answer is now 0.
+                self._requests[request_id] = None
         for request_id in report.settled:
             self._unsettled.pop(request_id, None)
             # NOTE: the request may have ended earlier in the same step's output, its verdict
@@ -228,14 +240,16 @@ class SchedulerSide:
     def finished(self, request: Any) -> None:
         """Every end of a request: forget it; tell the worker whether to publish."""
         request_id = request.request_id
-        admitted = self._requests.pop(request_id, None)
+        self._requests.pop(request_id, None)
         if self._detection is not None:
             self._detection.forget(request_id)
         self._orders = [order for order in self._orders
                         if order.request.request_id != request_id]
-        if admitted is None or admitted.status is not RequestStatus.PREFILLED:
-            return  # no prefill ordered: nothing to publish
-        admitted.finish()
+        # NOTE: the request's first prefill was ordered and its publication is not settled
+        # (a later prefill may have failed since: the publication still waits for this).
+        unsettled = self._unsettled.get(request_id)
+        if unsettled is None:
+            return
+        unsettled.finish()
         status = getattr(request.status, "name", str(request.status))
-        if request_id in self._unsettled:
-            self._verdicts[request_id] = status in PUBLISHABLE_ENDS
+        self._verdicts[request_id] = status in PUBLISHABLE_ENDS

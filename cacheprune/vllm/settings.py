@@ -48,12 +48,17 @@ class ConnectorSettings(BaseModel):
     `detection_thread`: detect private tokens in a background thread of the scheduler's
     process, off vLLM's scheduling loop (a prompt is admitted at the first step after its
     detection is done); off: in the loop, when vLLM first considers the prompt.
-    `publisher_weights`: what the worker's publisher thread computes with. "copy": its own
-    float32 copy of the model's weights, read from the model's folder at start-up (memory: the
-    weights once more), so that it never waits for vLLM's layers nor holds them; falls back
-    to "shared" if the folder cannot be read that way. "shared": vLLM's own layers, taken in
-    turns with the engine's steps (`model_turns`): no extra memory, but under load it gets
-    them only between steps and publishes late.
+    `publisher_weights`: what the worker's background threads (the publisher, and the loader
+    of `async_load`) compute with. "copy": their own float32 copy of the model's weights, read
+    from the model's folder at start-up (memory: the weights once more), so that they never
+    wait for vLLM's layers nor hold them; falls back to "shared" if the folder cannot be read
+    that way. "shared": vLLM's own layers, taken in turns with the engine's steps
+    (`model_turns`): no extra memory, but under load they get them only between steps.
+    `async_load`: prefill arriving prompts in the worker's loader thread while vLLM's steps go
+    on decoding the running requests (vLLM's asynchronous KV loading: a prompt waits in
+    WAITING_FOR_REMOTE_KVS and is scheduled the step after its prefill is done). Off: inside
+    the step that admits the prompt, before vLLM's forward pass, which every running request
+    then waits for.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -81,6 +86,7 @@ class ConnectorSettings(BaseModel):
     max_prefill_tokens_per_step: int | None = Field(default=None, ge=1)
     detection_thread: bool = True
     publisher_weights: PublisherWeights = "copy"
+    async_load: bool = True
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

@@ -26,8 +26,7 @@ from cacheprune.models import (
     read_config,
 )
 from cacheprune.models.hf_loader import load_hf_folder
-from cacheprune.serving import Engine, EngineConfig, SharingStrategy
-from cacheprune.serving.engine import make_strategy
+from cacheprune.serving import Engine, EngineConfig
 from cacheprune.vllm import TOKENIZER_MODE
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.settings import ConnectorConfigError, ConnectorSettings
@@ -118,25 +117,23 @@ def open_blender(vllm_config: Any, settings: ConnectorSettings, vllm_model: nn.M
     identity = model_id(folder, model_config.dtype)
     model = transformer_over(vllm_model, config, identity)
     engine = Engine(model, tokenizer, policy, engine_config(settings))
-    publishing = None
-    if settings.publisher_weights == "copy":
-        publishing = publishing_copy(folder, config, identity, engine, tokenizer)
-    return Blender(engine, publishing)
+    copy = weights_copy(folder, config, identity) if settings.publisher_weights == "copy" \
+        else None
+    return Blender(engine, copy)
 
 
-def publishing_copy(folder: Path, config: ModelConfig, identity: str, engine: Engine,
-                    tokenizer: ChatTokenizer) -> SharingStrategy | None:
-    """The engine's sharing strategy over a float32 copy of the weights in `folder`, for the
-    publisher thread; None (publish with vLLM's layers) if the folder cannot be read so."""
+def weights_copy(folder: Path, config: ModelConfig, identity: str) -> Transformer | None:
+    """A float32 copy of the weights in `folder`, for the worker's background threads; None
+    (they compute with vLLM's layers) if the folder cannot be read so."""
     try:
         _, state = load_hf_folder(folder)
         model = Transformer.from_state_dict(config, state, identity)
     except (ModelLoadError, KeyError, RuntimeError, ValueError) as error:
-        logger.warning("cacheprune: the publisher cannot load its copy of the weights from "
-                       "%s (%s); it publishes with vLLM's layers, in turns with the engine",
-                       folder, error)
+        logger.warning("cacheprune: the worker cannot load its copy of the weights from %s "
+                       "(%s); its background threads compute with vLLM's layers, in turns "
+                       "with the engine", folder, error)
         return None
-    return make_strategy(engine.config, model.eval(), tokenizer)
+    return model.eval()
 
 
 def model_id(folder: Path, dtype: Any) -> str:

@@ -1,11 +1,18 @@
-"""The connector's worker half: run the ordered prefills into vLLM's paged cache before the
-forward pass; publish each request's segments later, off the engine's steps.
+"""The connector's worker half: run the ordered prefills into vLLM's paged cache, in the step
+before vLLM's forward pass or in the loader thread while the steps go on (`async_load`);
+publish each request's segments later, off the engine's steps.
 
 Calling contract (vLLM's model runner, in the worker process, once per step, empty steps
 included): `hold_step` when the step's metadata is bound (before its forward pass, which may
 come before `start_step`), `start_step` before or after the forward pass (vLLM computes only
-each prompt's last token; a step that prefills has it before), `end_step` after both, then
-`take_report` and `take_failed_blocks`.
+each prompt's last token; a step that prefills in the step has it before), `end_step` after
+both, then `take_loaded`, `take_failed_blocks` and `take_report`.
+
+An order `in_background` goes to the loader thread (`loader`), which plans, prefills and
+writes it over the worker's copy of the weights (or vLLM's layers in turns with the steps);
+`take_loaded` tells vLLM which are done, and their outcomes are applied then, in the engine's
+thread, as an order prefilled in the step is applied at once. A verdict on a request still
+with the loader (it was aborted) waits for its outcome.
 
 A request's publication (annotate, isolated KV, stage) and its settling (commit or abort) run
 in the publisher thread (`publisher`), over its own copy of the weights or, failing that,
@@ -25,6 +32,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -32,6 +40,7 @@ from cacheprune.serving import RequestStatus, ServedRequest
 from cacheprune.vllm import kv_layout, model_turns
 from cacheprune.vllm.blend import Blender, PendingPublication
 from cacheprune.vllm.kv_layout import TileLayout
+from cacheprune.vllm.loader import Loader
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
 from cacheprune.vllm.publisher import Publisher, Settled, Staged
 from cacheprune.vllm.request_log import PrefillFigures, RequestLog
@@ -54,6 +63,15 @@ def _no_figures() -> dict[str, int]:
     return {"pool": 0, "computed": 0, "recomputed": 0, "published": 0, "dropped": 0}
 
 
+@dataclass(slots=True, frozen=True)
+class Loaded:
+    """What came of one order's prefill: what the pool served it, or None when it failed (its
+    blocks are reported not loaded)."""
+
+    order: PrefillOrder
+    figures: PrefillFigures | None
+
+
 def layer_order(layer_names: list[str]) -> list[str]:
     """Attention layers in model order (by the layer number in their names)."""
     def number(name: str) -> int:
@@ -67,9 +85,12 @@ def layer_order(layer_names: list[str]) -> list[str]:
 class WorkerSide:
     def __init__(self, blender: Blender, block_size: int, layout: TileLayout,
                  num_layers: int, request_log: RequestLog,
-                 max_waiting_publications: int = MAX_WAITING_PUBLICATIONS) -> None:
+                 max_waiting_publications: int = MAX_WAITING_PUBLICATIONS,
+                 loader_threads: int | None = None) -> None:
         self._blender = blender
         self._publisher = Publisher(blender, max_waiting_publications)
+        self._loader: Loader[Loaded] = Loader(self._load_in_background, loader_threads)
+        self._loading: set[str] = set()  # requests with the loader
         self._request_log = request_log
         self._block_size = block_size
         self._layout = layout
@@ -109,12 +130,38 @@ class WorkerSide:
         else:
             model_turns.release_after_step()  # no forward pass: the publisher may go on
         self._verdicts.update(orders.verdicts)
-        planned = [order for order in orders.prefills if self._plan(order)]
+        in_background = [order for order in orders.prefills if order.in_background]
+        self._apply(self._load([order for order in orders.prefills
+                                if not order.in_background]))
+        self._loading.update(order.request.request_id for order in in_background)
+        self._loader.submit(in_background)
+
+    def _load(self, orders: Sequence[PrefillOrder], background: bool = False) -> list[Loaded]:
+        """Plan, prefill and write the orders: in the engine's thread, or in the loader's
+        (`background`). One outcome per order; nothing of the worker's state changes here."""
+        outcomes = []
+        planned = []
+        for order in orders:
+            if self._plan(order):
+                planned.append(order)
+            else:
+                outcomes.append(Loaded(order, None))
         for batch in _batches(planned, MAX_BATCH_ROWS):
-            self._prefill(batch)
+            outcomes.extend(self._prefill(batch, background))
+        return outcomes
+
+    def _load_in_background(self, orders: Sequence[PrefillOrder]) -> list[Loaded]:
+        """`_load` in the loader thread, which must outlive any fault: vLLM waits for every
+        order it was given."""
+        try:
+            return self._load(orders, background=True)
+        except Exception:  # noqa: BLE001
+            logger.exception("cacheprune: loading %d requests failed; their blocks are "
+                             "reported as not loaded", len(orders))
+            return [Loaded(order, None) for order in orders]
 
     def _plan(self, order: PrefillOrder) -> bool:
-        """Plan the order (its request PLANNED); False, its blocks failed, if that failed."""
+        """Plan the order (its request PLANNED); False if that failed."""
         try:
             local_keys = local_values = None
             if order.num_local_tokens:
@@ -125,33 +172,39 @@ class WorkerSide:
         except Exception:  # noqa: BLE001 - any failure: vLLM must not use these blocks
             logger.exception("cacheprune: planning request %s failed; its blocks are "
                              "reported as not loaded", order.request.request_id)
-            self._fail(order)
             return False
 
-    def _prefill(self, orders: list[PrefillOrder]) -> None:
+    def _prefill(self, orders: list[PrefillOrder], background: bool) -> list[Loaded]:
         """The planned orders' prefills in one pass, each written into its blocks."""
         try:
-            figures = self._blender.prefill(orders)
+            figures = self._blender.prefill(orders, background)
         except Exception:  # noqa: BLE001
             if len(orders) > 1:  # one request's fault must not cost the others theirs
                 logger.exception("cacheprune: a batched prefill of %d requests failed; each "
                                  "is prefilled alone", len(orders))
-                for order in orders:
-                    self._prefill([order])
-                return
+                return [outcome for order in orders
+                        for outcome in self._prefill([order], background)]
             logger.exception("cacheprune: the prefill of request %s failed; its blocks are "
                              "reported as not loaded", orders[0].request.request_id)
-            self._fail(orders[0])
-            return
+            return [Loaded(orders[0], None)]
+        outcomes = []
         for order, request_figures in zip(orders, figures, strict=True):
             try:
                 self._write(order)
             except Exception:  # noqa: BLE001
                 logger.exception("cacheprune: writing the KV of request %s failed; its "
                                  "blocks are reported as not loaded", order.request.request_id)
-                self._fail(order)
+                outcomes.append(Loaded(order, None))
                 continue
-            self._prefilled(order, request_figures)
+            outcomes.append(Loaded(order, request_figures))
+        return outcomes
+
+    def _apply(self, outcomes: list[Loaded]) -> None:
+        for outcome in outcomes:
+            if outcome.figures is None:
+                self._fail(outcome.order)
+            else:
+                self._prefilled(outcome.order, outcome.figures)
 
     def _write(self, order: PrefillOrder) -> None:
         """The prefilled KV of the order's computed tokens into its blocks."""
@@ -170,6 +223,7 @@ class WorkerSide:
         # request ("fail"); either way no half-written KV is attended to.
         first_block = order.num_local_tokens // self._block_size
         self._failed_blocks.update(order.block_ids[first_block:])
+        self._report.failed.add(order.request.request_id)
         if order.publish:
             self._mark_settled(order.request.request_id, 0)
 
@@ -193,6 +247,9 @@ class WorkerSide:
         model_turns.release_after_step()
         verdicts, self._verdicts = self._verdicts, {}
         for request_id, ended_well in verdicts.items():
+            if request_id in self._loading:  # aborted while the loader prefills it
+                self._verdicts[request_id] = ended_well  # applied once its outcome is
+                continue
             request = self._requests.get(request_id)
             if request is None:
                 self._mark_settled(request_id, 0)  # nothing went to the publisher
@@ -230,6 +287,18 @@ class WorkerSide:
         self._request_log.settled(request_id, num_published_tokens)
         self._figures["published"] += num_published_tokens
 
+    def take_loaded(self) -> set[str]:
+        """The requests whose prefill in the loader is over since the last call, done or
+        failed (a failed one's blocks are in `take_failed_blocks`, which vLLM asks next)."""
+        # NOTE: a step that computed nothing may exist only to wait for loads: wait a little
+        # for one instead of spinning.
+        idle = not self._computes and bool(self._loading)
+        outcomes = self._loader.take_done(IDLE_STEP_WAIT_S if idle else 0.0)
+        self._apply(outcomes)
+        loaded = {outcome.order.request.request_id for outcome in outcomes}
+        self._loading -= loaded
+        return loaded
+
     def take_figures(self) -> dict[str, int]:
         """Counts since the last call: tokens (pool, computed, recomputed, published) and
         dropped publications."""
@@ -238,7 +307,7 @@ class WorkerSide:
 
     def take_report(self) -> WorkerReport | None:
         report, self._report = self._report, WorkerReport()
-        return report if report.settled else None
+        return report if report.settled or report.failed else None
 
     def take_failed_blocks(self) -> set[int]:
         failed, self._failed_blocks = self._failed_blocks, set()
@@ -247,6 +316,7 @@ class WorkerSide:
     def close(self) -> None:
         """vLLM shuts down: what waits for a verdict is discarded (nothing half-published)."""
         model_turns.release_after_step()
+        self._loader.close()
         for job in self._publisher.close():
             publication = getattr(job, "publication", None)
             if publication is not None:

@@ -20,10 +20,10 @@ class FaultyBlender:
     def plan(self, order, local_keys, local_values):
         return self.inner.plan(order, local_keys, local_values)
 
-    def prefill(self, orders):
+    def prefill(self, orders, background=False):
         if any(order.request.tenant == FAULTY_TENANT for order in orders):
             raise RuntimeError("fault injected by the test")
-        return self.inner.prefill(orders)
+        return self.inner.prefill(orders, background)
 
     def publish(self, request):
         return self.inner.publish(request)

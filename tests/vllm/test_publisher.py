@@ -125,9 +125,9 @@ def test_a_publisher_layer_call_waits_for_the_step():
         return x * 2
 
     def publisher_side() -> None:
-        model_turns.mark_publisher_thread()
-        out = model_turns.call_layer(layer, torch.ones(2 * model_turns.PUBLISHER_ROWS + 1, 3))
-        assert torch.equal(out, torch.full((2 * model_turns.PUBLISHER_ROWS + 1, 3), 2.0))
+        model_turns.mark_background_thread()
+        out = model_turns.call_layer(layer, torch.ones(2 * model_turns.BACKGROUND_ROWS + 1, 3))
+        assert torch.equal(out, torch.full((2 * model_turns.BACKGROUND_ROWS + 1, 3), 2.0))
 
     model_turns.hold_for_step()
     thread = threading.Thread(target=publisher_side, name="publisher")
@@ -140,27 +140,26 @@ def test_a_publisher_layer_call_waits_for_the_step():
     finally:
         model_turns.release_after_step()
     thread.join()
-    assert calls == ["MainThread"] + ["publisher"] * 3  # in chunks of PUBLISHER_ROWS rows
+    assert calls == ["MainThread"] + ["publisher"] * 3  # in chunks of BACKGROUND_ROWS rows
 
 
-def test_the_publishers_copy_of_the_weights_is_the_own_engines_model(engine, tmp_path):
+def test_the_workers_copy_of_the_weights_is_the_own_engines_model(engine, tmp_path):
     import dataclasses
 
     import torch
 
     from cacheprune.models import converted_folder, read_config
-    from cacheprune.vllm.startup import publishing_copy
+    from cacheprune.vllm.startup import weights_copy
 
     folder = converted_folder()
     config = dataclasses.replace(read_config(folder),
                                  max_context=engine.model.config.max_context)
-    strategy = publishing_copy(folder, config, engine.model.model_id, engine, engine.tokenizer)
-    assert strategy is not None and strategy.model is not engine.model
+    copy = weights_copy(folder, config, engine.model.model_id)
+    assert copy is not None and copy is not engine.model
     ids = torch.arange(100, 160)
-    assert torch.equal(strategy.model.logits(ids), engine.model.logits(ids))
-    # A folder it cannot read: None, and the publisher uses vLLM's layers instead.
-    assert publishing_copy(tmp_path, config, engine.model.model_id, engine,
-                           engine.tokenizer) is None
+    assert torch.equal(copy.logits(ids), engine.model.logits(ids))
+    # A folder it cannot read: None, and the background threads use vLLM's layers instead.
+    assert weights_copy(tmp_path, config, engine.model.model_id) is None
 
 
 def below_threshold_tokens(engine: Engine) -> float:

@@ -171,6 +171,21 @@ def test_settled_in_the_step_it_ended_sends_no_verdict(tokenizer):
     assert side.num_tracked_requests == 0
 
 
+def test_a_failed_prefill_leaves_the_request_to_vllm_and_its_publication_settles(tokenizer):
+    """vLLM puts a request whose asynchronous load failed back in the queue and asks the
+    connector again: the answer is 0 (vLLM computes it alone), not a new order that would
+    fail the same way. The first prefill's publication still gets its verdict."""
+    side, req = running(tokenizer)
+    side.worker_reported(WorkerReport(failed={"r1"}))
+    assert side.matched_tokens(req, 0) == 0
+    req.status = SimpleNamespace(name="FINISHED_STOPPED")
+    side.finished(req)
+    assert side.build_orders().verdicts == {"r1": True}
+    side.worker_reported(WorkerReport({"r1"}))
+    assert not side.has_pending_publications()
+    assert side.num_tracked_requests == 0
+
+
 def test_resumed_request_is_prefilled_again_without_publishing(tokenizer):
     side, req = running(tokenizer)
     # Preempted after two generated tokens; vLLM's prefix cache still holds one block.

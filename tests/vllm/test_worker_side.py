@@ -4,12 +4,16 @@ fault costs only that request (its blocks reported not loaded)."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 import torch
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import PrefillPlan, ReusedSpan
+from cacheprune.pool import Scope
 from cacheprune.serving import Engine, EngineConfig, RequestStatus, ServedRequest
 from cacheprune.vllm import kv_layout
 from cacheprune.vllm.blend import Blender
@@ -33,11 +37,11 @@ class FaultOnOneTenant:
     def plan(self, order, local_keys, local_values):
         return self.inner.plan(order, local_keys, local_values)
 
-    def prefill(self, orders):
+    def prefill(self, orders, background=False):
         self.batch_sizes.append(len(orders))
         if any(order.request.tenant == FAULTY for order in orders):
             raise RuntimeError("fault injected by the test")
-        return self.inner.prefill(orders)
+        return self.inner.prefill(orders, background)
 
     def publish(self, request):
         return self.inner.publish(request)
@@ -60,33 +64,62 @@ def served(engine: Engine, request_id: str, tenant: str, profile: str) -> Served
                          np.zeros(len(ids), dtype=np.bool_))
 
 
-def test_a_step_prefills_its_requests_in_one_pass_and_a_fault_costs_one(engine, tmp_path):
-    config = engine.model.config
-    num_blocks = 64
-    layers = {f"model.layers.{i}.self_attn.attn": torch.zeros(
-        num_blocks, config.num_kv_heads, BLOCK_SIZE, 2 * config.head_dim)
-        for i in range(config.num_layers)}
-    blender = FaultOnOneTenant(Blender(engine))
-    layout = kv_layout.token_major_layout(BLOCK_SIZE, config.head_dim)
-    worker = WorkerSide(blender, BLOCK_SIZE, layout, config.num_layers, RequestLog(None))
-    worker.register(layers)
-    # A first request publishes the document; the next step's requests reuse it.
-    first = served(engine, "r0", "tenant-a", "Client Ada Lovegood, ada@example.com")
-    blocks = iter(range(num_blocks))
+class PagedCache:
+    """A token-major paged cache of 64 blocks per layer, handed out in order."""
 
-    def order_of(request: ServedRequest) -> PrefillOrder:
+    def __init__(self, engine: Engine) -> None:
+        config = engine.model.config
+        self.layers = {f"model.layers.{i}.self_attn.attn": torch.zeros(
+            64, config.num_kv_heads, BLOCK_SIZE, 2 * config.head_dim)
+            for i in range(config.num_layers)}
+        self.layout = kv_layout.token_major_layout(BLOCK_SIZE, config.head_dim)
+        self._blocks = iter(range(64))
+
+    def order(self, request: ServedRequest, publish: bool = False,
+              in_background: bool = False) -> PrefillOrder:
         needed = -(-request.num_tokens // BLOCK_SIZE)
-        return PrefillOrder(request, 0, tuple(next(blocks) for _ in range(needed)), False)
+        return PrefillOrder(request, 0, tuple(next(self._blocks) for _ in range(needed)),
+                            publish, in_background)
 
-    worker.start_step(StepOrders([order_of(first)]))
+    def assert_holds_its_prefill_alone(self, engine: Engine, order: PrefillOrder) -> None:
+        """The order's blocks hold what the model gives the same plan prefilled alone
+        (independent of the worker)."""
+        request = order.request
+        assert request.status is RequestStatus.PREFILLED
+        assert request.plan is not None and request.plan.reused, "the document was reused"
+        alone = engine.model.prefill(PrefillPlan(request.plan.token_ids, request.plan.reused))
+        stop = request.num_tokens - 1
+        where = kv_layout.slots(order.block_ids, BLOCK_SIZE, 0, stop)
+        for index, name in enumerate(sorted(self.layers, key=lambda n: int(n.split(".")[2]))):
+            keys, values = kv_layout.gather(self.layers[name], where, self.layout)
+            torch.testing.assert_close(keys, alone.keys[index, :, :stop], atol=2e-3, rtol=0)
+            torch.testing.assert_close(values, alone.values[index, :, :stop], atol=2e-3,
+                                       rtol=0)
+
+
+def published_worker(engine: Engine, blender, cache: PagedCache) -> WorkerSide:
+    """A worker over `cache`, after a first request (prefilled in a step) published the
+    document: the next requests reuse it."""
+    config = engine.model.config
+    worker = WorkerSide(blender, BLOCK_SIZE, cache.layout, config.num_layers, RequestLog(None))
+    worker.register(cache.layers)
+    first = served(engine, "r0", "tenant-a", "Client Ada Lovegood, ada@example.com")
+    worker.start_step(StepOrders([cache.order(first)]))
     worker.end_step()
     with engine.session(first) as session:
         engine.publish(first, session)
         session.commit()
+    return worker
+
+
+def test_a_step_prefills_its_requests_in_one_pass_and_a_fault_costs_one(engine):
+    cache = PagedCache(engine)
+    blender = FaultOnOneTenant(Blender(engine))
+    worker = published_worker(engine, blender, cache)
     step = [served(engine, "r1", "tenant-b", "Client Bo Quint, bo@example.com"),
             served(engine, "r2", FAULTY, "Client Faye Ulto, faye@example.com"),
             served(engine, "r3", "tenant-c", "Client Cy Rowe, cy@example.com")]
-    orders = [order_of(request) for request in step]
+    orders = [cache.order(request) for request in step]
     worker.start_step(StepOrders(orders))
     worker.end_step()
     # One batched pass for the three, then each alone once the batch failed.
@@ -94,19 +127,86 @@ def test_a_step_prefills_its_requests_in_one_pass_and_a_fault_costs_one(engine, 
     faulty_blocks = set(orders[1].block_ids)
     assert worker.take_failed_blocks() == faulty_blocks
     for order in (orders[0], orders[2]):
-        request = order.request
-        assert request.status is RequestStatus.PREFILLED
-        assert request.plan is not None and request.plan.reused, "the document was reused"
-        # Independent of the worker: the same plan prefilled alone by the model.
-        alone = engine.model.prefill(PrefillPlan(request.plan.token_ids, request.plan.reused))
-        stop = request.num_tokens - 1
-        where = kv_layout.slots(order.block_ids, BLOCK_SIZE, 0, stop)
-        for index, name in enumerate(sorted(layers, key=lambda n: int(n.split(".")[2]))):
-            keys, values = kv_layout.gather(layers[name], where, layout)
-            torch.testing.assert_close(keys, alone.keys[index, :, :stop], atol=2e-3, rtol=0)
-            torch.testing.assert_close(values, alone.values[index, :, :stop], atol=2e-3,
-                                       rtol=0)
+        cache.assert_holds_its_prefill_alone(engine, order)
     assert orders[1].request.status is not RequestStatus.PREFILLED
+    worker.close()
+
+
+class HeldInBackground(FaultOnOneTenant):
+    """Background prefills wait until the test lets them go (on purpose: to end a request
+    while the loader holds it)."""
+
+    def __init__(self, inner: Blender) -> None:
+        super().__init__(inner)
+        self.go = threading.Event()
+        self.threads: set[str] = set()
+
+    def prefill(self, orders, background=False):
+        if background:
+            assert self.go.wait(300), "the test never let the loader go"
+            self.threads.add(threading.current_thread().name)
+        return super().prefill(orders, background)
+
+
+def test_background_orders_load_beside_the_steps_and_are_reported_once(engine):
+    """Orders `in_background` leave the step at once; the loader prefills them in one batch;
+    each is reported loaded exactly once, a faulty one with its blocks failed in the same
+    take; a request that ended badly while loading publishes nothing and is settled."""
+    cache = PagedCache(engine)
+    blender = HeldInBackground(Blender(engine))
+    worker = published_worker(engine, blender, cache)
+    fresh = ("A new leaflet for the lighthouse museum describes the lamp room, the keeper's "
+             "cottage and the shop, which sells maps and postcards of the coast. ") * 4
+    ids = engine.tokenizer.encode(f"Client Di Vell, di@example.com\n\n{fresh}").ids
+    private = np.zeros(len(ids), dtype=np.bool_)
+    private[:8] = True
+    aborted = ServedRequest("r4", "tenant-d", np.asarray(ids, dtype=np.int64), private, None,
+                            np.zeros(len(ids), dtype=np.bool_))
+    step = [served(engine, "r1", "tenant-b", "Client Bo Quint, bo@example.com"),
+            served(engine, "r2", FAULTY, "Client Faye Ulto, faye@example.com"),
+            served(engine, "r3", "tenant-c", "Client Cy Rowe, cy@example.com")]
+    orders = [cache.order(request, in_background=True) for request in step]
+    orders.append(cache.order(aborted, publish=True, in_background=True))
+    worker.start_step(StepOrders(orders, computes=False))
+    worker.end_step()
+    assert worker.take_loaded() == set()
+    assert all(order.request.status is not RequestStatus.PREFILLED for order in orders)
+    # The aborted request's verdict comes while the loader holds it: it waits.
+    worker.start_step(StepOrders([], {"r4": False}, computes=False))
+    worker.end_step()
+    blender.go.set()
+    loaded: list[str] = []
+    failed: set[int] = set()
+    deadline = time.monotonic() + 300
+    while len(loaded) < 4:
+        assert time.monotonic() < deadline, "the loader never finished"
+        worker.start_step(StepOrders([], computes=False))
+        worker.end_step()
+        loaded += worker.take_loaded()
+        failed |= worker.take_failed_blocks()
+    assert sorted(loaded) == ["r1", "r2", "r3", "r4"]
+    assert blender.threads == {"cacheprune-loader"}
+    assert blender.batch_sizes[1:5] == [4, 1, 1, 1]  # one batch, then each alone
+    assert failed == set(orders[1].block_ids)
+    for order in (orders[0], orders[2]):
+        cache.assert_holds_its_prefill_alone(engine, order)
+    settled: set[str] = set()
+    failed_requests: set[str] = set()
+    while "r4" not in settled:
+        assert time.monotonic() < deadline, "the aborted request was never settled"
+        worker.start_step(StepOrders([], computes=False))
+        worker.end_step()
+        report = worker.take_report()
+        if report is not None:
+            settled |= report.settled
+            failed_requests |= report.failed
+    assert failed_requests == {"r2"}  # vLLM computes it alone from now on
+    assert worker.num_pending_publications == 0
+    fresh_ids = np.asarray(engine.tokenizer.encode(fresh).ids, dtype=np.int64)
+    scope = Scope(engine.identity, "auditor", engine.config.sharing_domain("auditor"))
+    with engine.pool.session("audit", scope) as session:
+        found = session.lookup(fresh_ids, np.zeros(len(fresh_ids), dtype=np.bool_))
+    assert found == [], "an aborted request published its document"
     worker.close()
 
 
