@@ -27,7 +27,7 @@ from cacheprune.serving.request import ServedRequest
 from cacheprune.serving.sharing import (
     PoolSharing,
     SegmentSpan,
-    computed_mask,
+    new_text_mask,
     prompt_start,
     stage_segments,
 )
@@ -95,20 +95,22 @@ class IsolatedSharing(PaperBaselineSharing):
                 prefill: PrefillResult) -> list[Published]:
         if request.num_private == 0:
             return super().publish(request, session, prefill)
-        computed = computed_mask(request, prefill)
-        if not self.can_publish(request, computed, session, every_row=True):
+        # NOTE: segments hold new text only: what the pool served (its recomputed tokens
+        # included) is published already, however this prefill computed it.
+        new = new_text_mask(request, prefill)
+        if not self.can_publish(request, new, session, every_row=True):
             return []  # see `PoolSharing.publishable_attention`
         view = self.search_view(request)
-        computed = computed[view.positions]
+        new = new[view.positions]
         # NOTE: the pass stops where the last segment could end: a warm request that computed
         # a new profile before a reused document needs its first few hundred rows, not the
         # whole prompt again (its question at the end is shorter than a segment).
-        end = last_segment_end(computed, np.zeros_like(computed), self.config.annotator.min_len)
+        end = last_segment_end(new, np.zeros_like(new), self.config.annotator.min_len)
         private_free = PrivateFreePass.compute(self.model, view, end, self.annotator_capture())
         # The pass computed every token up to `end`: a short stretch this prefill happened to
         # reuse inside new text may lie inside a segment (its KV comes from the pass too).
         annotation = annotate(private_free.attention, np.zeros(end, dtype=np.bool_),
-                              computed[:end], self.config.annotator, every_row=True)
+                              new[:end], self.config.annotator, every_row=True)
         segments = [(s.start, s.end, s.recompute) for s in annotation.segments]
-        return self.stage(session, view, segments, computed[:end], request.first_private,
+        return self.stage(session, view, segments, new[:end], request.first_private,
                           private_free.kv)

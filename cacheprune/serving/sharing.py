@@ -105,6 +105,16 @@ def computed_mask(request: ServedRequest, prefill: PrefillResult) -> MaskArray:
     return computed
 
 
+def new_text_mask(request: ServedRequest, prefill: PrefillResult) -> MaskArray:
+    """Which of the prompt's tokens this prefill computed as new text: computed, and in no
+    span the plan reused (a reused span's tokens marked for recomputation are text the pool
+    holds already)."""
+    new = computed_mask(request, prefill)
+    if request.plan is not None:
+        new &= ~request.plan.reused_mask().numpy()
+    return new
+
+
 def stage_segments(session: PoolSession, view: PublicView, segments: list[SegmentSpan],
                    source: KVSource, min_tokens: int) -> list[Published]:
     """Stage each span of `view` with its marks and the K, V and positions `source` gives it,

@@ -7,9 +7,10 @@ token but the last computed. A request that ends meanwhile (an abort) keeps its 
 then too, so the loader never writes into blocks vLLM gave to another request.
 
 The thread only computes: it plans, prefills and writes each batch of orders it is given
-(`load`, the worker's function) and queues what came of them. The engine's thread takes the
-outcomes (`take_done`) and alone updates the worker's state and talks to vLLM. Batches run in
-the order submitted; the orders that arrive while one runs go together in the next.
+(`load`, the worker's function) and queues what came of each as soon as it is known. The
+engine's thread takes the outcomes (`take_done`) and alone updates the worker's state and
+talks to vLLM. Batches run in the order submitted; the orders that arrive while one runs go
+together in the next.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar
 
 import torch
@@ -31,11 +32,11 @@ Outcome = TypeVar("Outcome")
 
 
 class Loader(Generic[Outcome]):
-    """`load(orders)` gives one outcome per order and raises nothing (it names each order's
-    failure in its outcome); `threads`: the thread's torch intra-op threads (None: as many as
-    the engine's thread has when the first order comes)."""
+    """`load(orders)` gives one outcome per order, each as soon as it is known, and raises
+    nothing (it names each order's failure in its outcome); `threads`: the thread's torch
+    intra-op threads (None: as many as the engine's thread has when the first order comes)."""
 
-    def __init__(self, load: Callable[[Sequence[PrefillOrder]], list[Outcome]],
+    def __init__(self, load: Callable[[Sequence[PrefillOrder]], Iterable[Outcome]],
                  threads: int | None = None) -> None:
         self._load = load
         self._threads = threads
@@ -110,7 +111,7 @@ class Loader(Generic[Outcome]):
                     return
                 batch = list(self._waiting)
                 self._waiting.clear()
-            outcomes = self._load(batch)
-            with self._cond:
-                self._done.extend(outcomes)
-                self._cond.notify_all()
+            for outcome in self._load(batch):
+                with self._cond:
+                    self._done.append(outcome)
+                    self._cond.notify_all()

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -136,29 +136,35 @@ class WorkerSide:
         self._loading.update(order.request.request_id for order in in_background)
         self._loader.submit(in_background)
 
-    def _load(self, orders: Sequence[PrefillOrder], background: bool = False) -> list[Loaded]:
+    def _load(self, orders: Sequence[PrefillOrder], background: bool = False
+              ) -> Iterator[Loaded]:
         """Plan, prefill and write the orders: in the engine's thread, or in the loader's
-        (`background`). One outcome per order; nothing of the worker's state changes here."""
-        outcomes = []
+        (`background`). One outcome per order, each batch's as soon as it is done, the
+        batches with the fewest rows to compute first (the warm requests' first tokens need
+        not wait for a cold prompt's prefill); nothing of the worker's state changes here."""
         planned = []
         for order in orders:
             if self._plan(order):
                 planned.append(order)
             else:
-                outcomes.append(Loaded(order, None))
+                yield Loaded(order, None)
+        planned.sort(key=_computed_rows)
         for batch in _batches(planned, MAX_BATCH_ROWS):
-            outcomes.extend(self._prefill(batch, background))
-        return outcomes
+            yield from self._prefill(batch, background)
 
-    def _load_in_background(self, orders: Sequence[PrefillOrder]) -> list[Loaded]:
+    def _load_in_background(self, orders: Sequence[PrefillOrder]) -> Iterator[Loaded]:
         """`_load` in the loader thread, which must outlive any fault: vLLM waits for every
         order it was given."""
+        done: set[str] = set()
         try:
-            return self._load(orders, background=True)
+            for outcome in self._load(orders, background=True):
+                done.add(outcome.order.request.request_id)
+                yield outcome
         except Exception:  # noqa: BLE001
             logger.exception("cacheprune: loading %d requests failed; their blocks are "
                              "reported as not loaded", len(orders))
-            return [Loaded(order, None) for order in orders]
+            yield from (Loaded(order, None) for order in orders
+                        if order.request.request_id not in done)
 
     def _plan(self, order: PrefillOrder) -> bool:
         """Plan the order (its request PLANNED); False if that failed."""
@@ -199,7 +205,7 @@ class WorkerSide:
             outcomes.append(Loaded(order, request_figures))
         return outcomes
 
-    def _apply(self, outcomes: list[Loaded]) -> None:
+    def _apply(self, outcomes: Iterable[Loaded]) -> None:
         for outcome in outcomes:
             if outcome.figures is None:
                 self._fail(outcome.order)
@@ -354,9 +360,7 @@ def _batches(orders: list[PrefillOrder], max_rows: int) -> Iterator[list[Prefill
     batch: list[PrefillOrder] = []
     rows = 0
     for order in orders:
-        plan = order.request.plan
-        assert plan is not None, "batched after the plan"
-        order_rows = int(plan.compute_mask().sum())
+        order_rows = _computed_rows(order)
         if batch and rows + order_rows > max_rows:
             yield batch
             batch, rows = [], 0
@@ -364,6 +368,12 @@ def _batches(orders: list[PrefillOrder], max_rows: int) -> Iterator[list[Prefill
         rows += order_rows
     if batch:
         yield batch
+
+
+def _computed_rows(order: PrefillOrder) -> int:
+    plan = order.request.plan
+    assert plan is not None, "after the plan"
+    return int(plan.compute_mask().sum())
 
 
 def _discard(publication: PendingPublication) -> None:

@@ -10,8 +10,10 @@ import random
 
 import numpy as np
 import pytest
+import torch
 
 from cacheprune.detectors import load_policy
+from cacheprune.engine import PrefillPlan, ReusedSpan
 from cacheprune.serving import Engine, EngineConfig, SamplingParams
 from cacheprune.serving.prompt import render_prompt
 
@@ -68,3 +70,41 @@ def test_a_new_document_with_short_reused_stretches_is_published(default_model, 
     for first, end in reader.hit_spans:
         hit[first:end] = True
     assert hit[in_document].mean() > 0.9
+
+
+def test_recomputed_tokens_of_a_reused_document_are_not_new_text(default_model, policy,
+                                                                 monkeypatch):
+    """A warm request reuses the document with a token marked for recomputation every 20
+    tokens: those tokens are computed, but they are the pool's text, not new text, so the
+    request publishes nothing and runs no private-free pass (a whole prefill's cost)."""
+    from cacheprune.serving import admit, private_free
+
+    model, tokenizer = default_model
+    engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1))
+    _, new = _documents()
+    request = admit("r1", "reader", _messages("li.wei@corp.example", new), tokenizer, policy)
+    assert request.num_private > 0
+    text, _ = render_prompt(tokenizer, _messages("li.wei@corp.example", new), ())
+    offsets = tokenizer.encode(text).offsets
+    first = next(i for i, (a, _) in enumerate(offsets) if a >= text.index(new))
+    last = max(i for i, (_, b) in enumerate(offsets) if b <= text.index(new) + len(new))
+    full = model.prefill(PrefillPlan.full(torch.from_numpy(request.token_ids)))
+    marks = torch.zeros(last - first, dtype=torch.bool)
+    marks[::20] = True
+    span = ReusedSpan(first, full.keys[:, :, first:last], full.values[:, :, first:last],
+                      torch.arange(first, last), marks)
+    plan = PrefillPlan(torch.from_numpy(request.token_ids), [span])
+    request.attach_plan(plan, None)
+    request.attach_prefill(engine.prefill(plan))
+    assert request.prefill.num_recomputed >= (last - first) // 20  # precondition
+    passes = []
+    real = private_free.PrivateFreePass.compute.__func__
+
+    def counted(cls, *args, **kwargs):
+        passes.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(private_free.PrivateFreePass, "compute", classmethod(counted))
+    with engine.session(request) as session:
+        assert engine.publish(request, session) == []
+    assert passes == []
