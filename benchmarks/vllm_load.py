@@ -12,7 +12,7 @@ Contenders, each its own server (one at a time), all with the same CPU settings
 (`VLLM_CPU_NUM_OF_RESERVED_CPU`, which vLLM-CPU otherwise raises by one with a connector):
 - connector: the CachePruneConnector, one salt per tenant (set in the body: no tenancy front,
   whose cost is not measured here);
-- connector-sync: the same with `async_load` off (prefills inside the engine's steps);
+- connector-async: the same with `async_load` on (prefills in the worker's loader thread);
 - salted:    plain vLLM, one salt per tenant (isolation);
 - unsalted:  plain vLLM, no salt (tenants hit each other's prefix blocks: unsafe; its
   profile-first prompts share almost nothing anyway).
@@ -65,9 +65,9 @@ DOCUMENTS = Path(__file__).resolve().parent.parent / "datasets" / "default" / \
 QUESTION = "Question: what is the purpose of this document? Answer:"
 TAG_EVERY = 6  # words between two variant tags: fewer tokens than the pool's 16-token window
 CONTENDERS = ("connector", "salted", "unsalted")
-# Each its own server; `connector-sync` has async_load off (prefills inside the steps);
-# `base` runs --base-tree's code.
-CONNECTORS = ("connector", "connector-sync", "base")
+# Each its own server; `connector-async` has async_load on (prefills in the worker's loader
+# thread beside the steps); `base` runs --base-tree's code.
+CONNECTORS = ("connector", "connector-async", "base")
 FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
 LAST_NAMES = ("Moreau", "Okafor", "Diaz", "Volkov", "Lindqvist", "Haddad", "Brandt", "Sato")
 
@@ -136,8 +136,8 @@ def server(contender: str, work_dir: Path, base_tree: str | None = None,
                  str(work_dir / f"requests-{contender}.jsonl")}
         if publish_threshold is not None:
             extra["publish_threshold"] = publish_threshold
-        if contender == "connector-sync":
-            extra["async_load"] = False
+        if contender == "connector-async":
+            extra["async_load"] = True
         command += ["--tokenizer-mode", "cacheprune", "--kv-transfer-config", json.dumps({
             "kv_connector": "CachePruneConnector", "kv_role": "kv_both",
             "kv_load_failure_policy": "recompute", "kv_connector_extra_config": extra})]

@@ -30,7 +30,7 @@ from cacheprune.pool.handles import (
 from cacheprune.pool.keys import POOL_KEY_ENV, PoolKey
 from cacheprune.pool.session import PoolSession, SessionState
 from cacheprune.pool.store import PoolStore
-from cacheprune.pool.threshold import CommonWindows
+from cacheprune.pool.threshold import CommonWindows, shareable_mask
 from cacheprune.pool.url import PoolURL, parse_pool_url
 from cacheprune.retriever import EntryName, Match
 
@@ -69,4 +69,5 @@ __all__ = [
     "kv_layout",
     "open_pool",
     "parse_pool_url",
+    "shareable_mask",
 ]

@@ -37,7 +37,7 @@ from cacheprune.pool.errors import (
 )
 from cacheprune.pool.handles import Lease, Scope, SegmentData, StagedSegment
 from cacheprune.pool.request_store import RequestStore
-from cacheprune.pool.threshold import CommonWindows
+from cacheprune.pool.threshold import CommonWindows, shareable_mask
 from cacheprune.retriever import EntryName, Match
 from cacheprune.tokens import MaskArray, as_mask_array, as_token_array
 
@@ -250,14 +250,7 @@ class PoolSession:
         """Which of the `num_tokens` tokens this session looked up the publication threshold
         lets it publish (covered by windows k tenants sent); None without a threshold; none
         before a lookup counted them."""
-        if self.store.config.publish_threshold == 1:
-            return None
-        if self._common is None:
-            return np.zeros(num_tokens, dtype=np.bool_)
-        if self._common.shareable.shape != (num_tokens,):
-            raise ValueError(f"this session looked up {self._common.shareable.shape[0]} "
-                             f"tokens, not {num_tokens}")
-        return self._common.shareable
+        return shareable_mask(self._common, self.store.config.publish_threshold, num_tokens)
 
     def commit(self) -> None:
         """Declare the request successful: staged segments are published when the block exits."""

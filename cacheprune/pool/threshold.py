@@ -228,6 +228,21 @@ class PublicationThreshold:
         return genuine.reshape(-1, self.k).sum(axis=1) >= self.k
 
 
+def shareable_mask(counted: CommonWindows | None, publish_threshold: int,
+                   num_tokens: int) -> MaskArray | None:
+    """Which of the `num_tokens` tokens a request looked up the publication threshold lets it
+    publish, from its count (`counted`): None without a threshold (k = 1), none before a
+    lookup counted them."""
+    if publish_threshold == 1:
+        return None
+    if counted is None:
+        return np.zeros(num_tokens, dtype=np.bool_)
+    if counted.shareable.shape != (num_tokens,):
+        raise ValueError(f"the count covers {counted.shareable.shape[0]} tokens, not "
+                         f"{num_tokens}")
+    return counted.shareable
+
+
 def cover(starts: npt.NDArray[np.int64], window: int, num_tokens: int) -> MaskArray:
     """Tokens that at least one window [start, start + window) covers."""
     edges = np.zeros(num_tokens + 1, dtype=np.int64)

@@ -91,17 +91,22 @@ class IsolatedSharing(PaperBaselineSharing):
     """Publishes only KV that never attended to a private token: from the private-free pass
     when the prompt holds one, as computed otherwise."""
 
+    def worth_publishing(self, request: ServedRequest, prefill: PrefillResult,
+                         shareable: MaskArray | None) -> bool:
+        if request.num_private == 0:
+            return super().worth_publishing(request, prefill, shareable)
+        # NOTE: segments hold new text only: what the pool served (its recomputed tokens
+        # included) is published already, however this prefill computed it.
+        return self._has_run(request, new_text_mask(request, prefill), shareable, True)
+
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
         if request.num_private == 0:
             return super().publish(request, session, prefill)
-        # NOTE: segments hold new text only: what the pool served (its recomputed tokens
-        # included) is published already, however this prefill computed it.
-        new = new_text_mask(request, prefill)
-        if not self.can_publish(request, new, session, every_row=True):
-            return []  # see `PoolSharing.publishable_attention`
         view = self.search_view(request)
-        new = new[view.positions]
+        if not self.worth_publishing(request, prefill, session.shareable_mask(view.num_tokens)):
+            return []  # see `PoolSharing.publishable_attention`
+        new = new_text_mask(request, prefill)[view.positions]
         # NOTE: the pass stops where the last segment could end: a warm request that computed
         # a new profile before a reused document needs its first few hundred rows, not the
         # whole prompt again (its question at the end is shorter than a segment).

@@ -35,18 +35,24 @@ class PoolSharing(SharingStrategy):
     def search_view(self, request: ServedRequest) -> PublicView:
         return request.whole_view
 
-    def can_publish(self, request: ServedRequest, computed: MaskArray, session: PoolSession,
-                    every_row: bool = False) -> bool:
-        """Whether the prompt tokens flagged in `computed` hold a run of `annotator.min_len`
-        public tokens of the view (the shortest segment there is) that the publication
-        threshold lets the session publish; with `every_row` (a pass that computes every
-        row follows), short reused stretches inside new text count as new text, as the
-        annotator counts them (`eligible_tokens`)."""
+    def worth_publishing(self, request: ServedRequest, prefill: PrefillResult,
+                         shareable: MaskArray | None) -> bool:
+        """Whether `publish` could stage anything: the prefill computed a run of
+        `annotator.min_len` public tokens of the view (the shortest segment there is) that
+        `shareable` allows (the publication threshold's verdict over the view, as a session
+        gives it: `PoolSession.shareable_mask`; None: no threshold). Cheap: no attention, no
+        pool access, so a caller may ask before handing the request to a publisher."""
+        return self._has_run(request, computed_mask(request, prefill), shareable, False)
+
+    def _has_run(self, request: ServedRequest, computed: MaskArray,
+                 shareable: MaskArray | None, every_row: bool) -> bool:
+        """`worth_publishing` over the prompt tokens flagged in `computed`; with `every_row` (a
+        pass that computes every row follows), short reused stretches inside them count as
+        theirs, as the annotator counts them (`eligible_tokens`)."""
         view = self.search_view(request)
         min_len = self.config.annotator.min_len
         publishable = eligible_tokens(computed[view.positions], view.private, min_len,
                                       every_row)
-        shareable = session.shareable_mask(view.num_tokens)
         if shareable is not None:
             publishable &= shareable
         return has_run(publishable, min_len)
@@ -81,17 +87,17 @@ class PoolSharing(SharingStrategy):
         """The search view, the annotator's attention over the prompt and the view's computed
         flags, or None when this prefill computed no run of `annotator.min_len` publishable
         tokens (nothing to publish, and no attention is computed)."""
-        computed = computed_mask(request, prefill)
         # NOTE: a prefill that computed no run of min_len publishable tokens (a warm request
         # computes its private values, the question and scattered recomputed tokens) gives the
         # annotator nothing to choose from: no attention is computed at all.
-        if not self.can_publish(request, computed, session):
+        view = self.search_view(request)
+        if not self.worth_publishing(request, prefill, session.shareable_mask(view.num_tokens)):
             return None
+        computed = computed_mask(request, prefill)
         # NOTE: the annotator's attention is computed after the answer rather than captured by
         # the prefill, which keeps explicit attention off the TTFT path.
         attention = self.model.captured_attention(torch.from_numpy(request.token_ids),
                                                   prefill, self.annotator_capture())
-        view = self.search_view(request)
         return view, attention.cpu().numpy(), computed[view.positions]
 
     def accepts(self, match: Match) -> bool:

@@ -20,8 +20,10 @@ from collections.abc import Generator, Sequence
 import torch
 
 from cacheprune.engine import PrefillPlan, ReusedSpan, Transformer
+from cacheprune.pool import shareable_mask
 from cacheprune.serving import Engine, Published, ServedRequest, SharingStrategy
 from cacheprune.serving.engine import make_strategy
+from cacheprune.serving.sharing import PoolSharing
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
 
@@ -99,6 +101,18 @@ class Blender:
                                           result.num_recomputed, result.num_computed,
                                           order.num_local_tokens))
         return figures
+
+    def worth_publishing(self, request: ServedRequest) -> bool:
+        """Whether the PREFILLED request's publication could stage anything (cheap, in the
+        engine's thread: the publisher's bounded queue is kept for requests that have
+        something to publish, such as the k-th tenant's under the publication threshold)."""
+        strategy = self._publishing or self._engine.strategy
+        if not isinstance(strategy, PoolSharing):
+            return True
+        assert request.prefill is not None, "after the prefill"
+        shareable = shareable_mask(request.counted, self._engine.config.applied_threshold,
+                                   strategy.search_view(request).num_tokens)
+        return strategy.worth_publishing(request, request.prefill, shareable)
 
     def publish(self, request: ServedRequest) -> PendingPublication | None:
         """Stage the PREFILLED request's segments; None when there is nothing to publish."""

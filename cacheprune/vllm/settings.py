@@ -56,9 +56,11 @@ class ConnectorSettings(BaseModel):
     (`model_turns`): no extra memory, but under load they get them only between steps.
     `async_load`: prefill arriving prompts in the worker's loader thread while vLLM's steps go
     on decoding the running requests (vLLM's asynchronous KV loading: a prompt waits in
-    WAITING_FOR_REMOTE_KVS and is scheduled the step after its prefill is done). Off: inside
-    the step that admits the prompt, before vLLM's forward pass, which every running request
-    then waits for.
+    WAITING_FOR_REMOTE_KVS and is scheduled the step after its prefill is done). Off (the
+    default): inside the step that admits the prompt, before vLLM's forward pass, which every
+    running request then waits for. Off by default because the loader computes with the copy
+    of the weights, whose CPU kernels ran about 3x slower than vLLM-CPU's on the 2-core
+    machine it was measured on, where it lost throughput (docs/vllm.md, Measured).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -86,7 +88,7 @@ class ConnectorSettings(BaseModel):
     max_prefill_tokens_per_step: int | None = Field(default=None, ge=1)
     detection_thread: bool = True
     publisher_weights: PublisherWeights = "copy"
-    async_load: bool = True
+    async_load: bool = False
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

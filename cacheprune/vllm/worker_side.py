@@ -241,6 +241,9 @@ class WorkerSide:
         self._figures["recomputed"] += figures.num_recomputed
         if not order.publish:
             return
+        if not self._blender.worth_publishing(request):
+            self._mark_settled(request.request_id, 0)  # nothing to publish: no publisher slot
+            return
         if self._publisher.submit(request):
             self._requests[request.request_id] = request
         else:

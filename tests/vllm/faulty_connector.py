@@ -25,6 +25,9 @@ class FaultyBlender:
             raise RuntimeError("fault injected by the test")
         return self.inner.prefill(orders, background)
 
+    def worth_publishing(self, request):
+        return self.inner.worth_publishing(request)
+
     def publish(self, request):
         return self.inner.publish(request)
 

@@ -68,10 +68,14 @@ def main() -> None:
     def request(prompt: str, salt: str | None) -> dict[str, str]:
         return {"prompt": prompt} if salt is None else {"prompt": prompt, "cache_salt": salt}
 
+    # NOTE: asynchronous loading on both: its abort, failure and preemption paths are the
+    # ones vLLM drives differently (the other real-vLLM tests use the default, off).
     first = LLM(folder, kv_transfer_config=kv_transfer_config(
-        pool_url=f"file://{pool_dir}", audit_log=str(audit), publish_threshold=1), **engine_args)
+        pool_url=f"file://{pool_dir}", audit_log=str(audit), publish_threshold=1,
+        async_load=True), **engine_args)
     faulty = kv_transfer_config(pool_url=f"file://{pool_dir}", audit_log=str(audit),
-                                request_log=str(requests_log), publish_threshold=1)
+                                request_log=str(requests_log), publish_threshold=1,
+                                async_load=True)
     faulty.update(kv_connector="FaultyConnector", kv_connector_module_path="faulty_connector")
     second = LLM(folder, kv_transfer_config=faulty, disable_log_stats=False,
                  num_gpu_blocks_override=tiny_cache_blocks(folder, prompts["concurrent"]),

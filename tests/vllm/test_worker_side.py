@@ -43,6 +43,9 @@ class FaultOnOneTenant:
             raise RuntimeError("fault injected by the test")
         return self.inner.prefill(orders, background)
 
+    def worth_publishing(self, request):
+        return self.inner.worth_publishing(request)
+
     def publish(self, request):
         return self.inner.publish(request)
 
@@ -97,11 +100,13 @@ class PagedCache:
                                        rtol=0)
 
 
-def published_worker(engine: Engine, blender, cache: PagedCache) -> WorkerSide:
+def published_worker(engine: Engine, blender, cache: PagedCache,
+                     max_waiting_publications: int = 4) -> WorkerSide:
     """A worker over `cache`, after a first request (prefilled in a step) published the
     document: the next requests reuse it."""
     config = engine.model.config
-    worker = WorkerSide(blender, BLOCK_SIZE, cache.layout, config.num_layers, RequestLog(None))
+    worker = WorkerSide(blender, BLOCK_SIZE, cache.layout, config.num_layers, RequestLog(None),
+                        max_waiting_publications)
     worker.register(cache.layers)
     first = served(engine, "r0", "tenant-a", "Client Ada Lovegood, ada@example.com")
     worker.start_step(StepOrders([cache.order(first)]))
@@ -132,6 +137,35 @@ def test_a_step_prefills_its_requests_in_one_pass_and_a_fault_costs_one(engine):
     worker.close()
 
 
+def fresh_request(engine: Engine, request_id: str, tenant: str) -> ServedRequest:
+    """A request about a document nobody sent before: it has something to publish."""
+    fresh = ("A new leaflet for the lighthouse museum describes the lamp room, the keeper's "
+             "cottage and the shop, which sells maps and postcards of the coast. ") * 4
+    ids = engine.tokenizer.encode(f"Client Di Vell, di@example.com\n\n{fresh}").ids
+    private = np.zeros(len(ids), dtype=np.bool_)
+    private[:8] = True
+    return ServedRequest(request_id, tenant, np.asarray(ids, dtype=np.int64), private, None,
+                         np.zeros(len(ids), dtype=np.bool_))
+
+
+def test_requests_with_nothing_to_publish_take_no_publisher_slot(engine):
+    """Warm requests (they reuse the whole document) have nothing to publish: they are settled
+    at once and leave the one publisher slot to the request that has something."""
+    cache = PagedCache(engine)
+    worker = published_worker(engine, Blender(engine), cache, max_waiting_publications=1)
+    warm = [served(engine, f"w{i}", f"tenant-{i}", f"Client Wu {i}, wu{i}@example.com")
+            for i in range(3)]
+    orders = [cache.order(request, publish=True) for request in warm]
+    orders.append(cache.order(fresh_request(engine, "fresh", "tenant-f"), publish=True))
+    worker.start_step(StepOrders(orders))
+    worker.end_step()
+    assert worker.take_figures()["dropped"] == 0
+    report = worker.take_report()
+    assert report is not None and report.settled == {"w0", "w1", "w2"}
+    assert worker.num_pending_publications == 1  # the fresh request's, with the publisher
+    worker.close()
+
+
 class HeldInBackground(FaultOnOneTenant):
     """Background prefills wait until the test lets them go (on purpose: to end a request
     while the loader holds it)."""
@@ -155,13 +189,7 @@ def test_background_orders_load_beside_the_steps_and_are_reported_once(engine):
     cache = PagedCache(engine)
     blender = HeldInBackground(Blender(engine))
     worker = published_worker(engine, blender, cache)
-    fresh = ("A new leaflet for the lighthouse museum describes the lamp room, the keeper's "
-             "cottage and the shop, which sells maps and postcards of the coast. ") * 4
-    ids = engine.tokenizer.encode(f"Client Di Vell, di@example.com\n\n{fresh}").ids
-    private = np.zeros(len(ids), dtype=np.bool_)
-    private[:8] = True
-    aborted = ServedRequest("r4", "tenant-d", np.asarray(ids, dtype=np.int64), private, None,
-                            np.zeros(len(ids), dtype=np.bool_))
+    aborted = fresh_request(engine, "r4", "tenant-d")
     step = [served(engine, "r1", "tenant-b", "Client Bo Quint, bo@example.com"),
             served(engine, "r2", FAULTY, "Client Faye Ulto, faye@example.com"),
             served(engine, "r3", "tenant-c", "Client Cy Rowe, cy@example.com")]
@@ -202,7 +230,7 @@ def test_background_orders_load_beside_the_steps_and_are_reported_once(engine):
             failed_requests |= report.failed
     assert failed_requests == {"r2"}  # vLLM computes it alone from now on
     assert worker.num_pending_publications == 0
-    fresh_ids = np.asarray(engine.tokenizer.encode(fresh).ids, dtype=np.int64)
+    fresh_ids = aborted.token_ids[8:]
     scope = Scope(engine.identity, "auditor", engine.config.sharing_domain("auditor"))
     with engine.pool.session("audit", scope) as session:
         found = session.lookup(fresh_ids, np.zeros(len(fresh_ids), dtype=np.bool_))
