@@ -21,11 +21,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar
 
-import torch
-
-from cacheprune.vllm import model_turns
+from cacheprune.vllm.background import start_background_thread
 from cacheprune.vllm.orders import PrefillOrder
-from cacheprune.vllm.publisher import use_every_core
 
 logger = logging.getLogger(__name__)
 Outcome = TypeVar("Outcome")
@@ -87,22 +84,11 @@ class Loader(Generic[Outcome]):
     # ---- the thread ----------------------------------------------------------------------
 
     def _start(self) -> None:
-        if self._thread is not None:
-            return
-        engine_threads = torch.get_num_threads()
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._loop,
-                                        args=(self._threads or engine_threads, ready),
-                                        name="cacheprune-loader", daemon=True)
-        self._thread.start()
-        ready.wait()
-        torch.set_num_threads(engine_threads)  # see Publisher._start
+        if self._thread is None:
+            self._thread = start_background_thread("cacheprune-loader", self._threads,
+                                                   self._loop)
 
-    def _loop(self, threads: int, ready: threading.Event) -> None:
-        torch.set_num_threads(threads)
-        model_turns.mark_background_thread()
-        use_every_core()
-        ready.set()
+    def _loop(self) -> None:
         while True:
             with self._cond:
                 while not self._waiting and not self._closing:

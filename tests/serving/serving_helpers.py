@@ -40,3 +40,18 @@ def assert_bitwise_equal(entries: list[Entry], others: list[Entry]) -> None:
         assert torch.equal(keys, keys2) and torch.equal(values, values2)
         np.testing.assert_array_equal(positions, positions2)
         np.testing.assert_array_equal(marks, marks2)
+
+
+def count_private_free_passes(monkeypatch) -> list[int]:
+    """A list that gets one item per private-free pass run from now on (the pass itself runs)."""
+    from cacheprune.serving import private_free
+
+    passes: list[int] = []
+    real = private_free.PrivateFreePass.compute.__func__
+
+    def counted(cls, *args, **kwargs):
+        passes.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(private_free.PrivateFreePass, "compute", classmethod(counted))
+    return passes

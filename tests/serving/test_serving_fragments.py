@@ -11,6 +11,7 @@ import random
 import numpy as np
 import pytest
 import torch
+from serving_helpers import count_private_free_passes
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import PrefillPlan, ReusedSpan
@@ -77,7 +78,7 @@ def test_recomputed_tokens_of_a_reused_document_are_not_new_text(default_model, 
     """A warm request reuses the document with a token marked for recomputation every 20
     tokens: those tokens are computed, but they are the pool's text, not new text, so the
     request publishes nothing and runs no private-free pass (a whole prefill's cost)."""
-    from cacheprune.serving import admit, private_free
+    from cacheprune.serving import admit
 
     model, tokenizer = default_model
     engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1))
@@ -97,14 +98,7 @@ def test_recomputed_tokens_of_a_reused_document_are_not_new_text(default_model, 
     request.attach_plan(plan, None)
     request.attach_prefill(engine.prefill(plan))
     assert request.prefill.num_recomputed >= (last - first) // 20  # precondition
-    passes = []
-    real = private_free.PrivateFreePass.compute.__func__
-
-    def counted(cls, *args, **kwargs):
-        passes.append(1)
-        return real(cls, *args, **kwargs)
-
-    monkeypatch.setattr(private_free.PrivateFreePass, "compute", classmethod(counted))
+    passes = count_private_free_passes(monkeypatch)
     with engine.session(request) as session:
         assert engine.publish(request, session) == []
     assert passes == []

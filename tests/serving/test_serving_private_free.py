@@ -8,7 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from serving_helpers import DOCUMENT, assert_bitwise_equal, pool_entries
+from serving_helpers import (
+    DOCUMENT,
+    assert_bitwise_equal,
+    count_private_free_passes,
+    pool_entries,
+)
 
 from cacheprune.detectors import load_policy
 from cacheprune.serving import Engine, EngineConfig, SamplingParams
@@ -71,20 +76,12 @@ def test_paper_baseline_entries_differ_across_victims(default_model, policy):
 def test_a_warm_request_runs_no_private_free_pass(default_model, policy, monkeypatch):
     """A request that reuses the document computes only its private values, the question and
     marks: no run long enough for a segment, so the pass (a whole prefill) is skipped."""
-    from cacheprune.serving import private_free
 
     model, tokenizer = default_model
     engine = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=1))
     first = engine.generate("victim", _messages(*VICTIMS[0]), SamplingParams(max_new_tokens=1))
     assert first.num_published_tokens > 0  # positive control: a cold request runs the pass
-    passes = []
-    real = private_free.PrivateFreePass.compute.__func__
-
-    def counted(cls, *args, **kwargs):
-        passes.append(1)
-        return real(cls, *args, **kwargs)
-
-    monkeypatch.setattr(private_free.PrivateFreePass, "compute", classmethod(counted))
+    passes = count_private_free_passes(monkeypatch)
     warm = engine.generate("other", _messages(*VICTIMS[1]), SamplingParams(max_new_tokens=1))
     assert warm.num_hit_tokens > len(DOCUMENT.split())
     assert (warm.num_published_tokens, passes) == (0, [])
