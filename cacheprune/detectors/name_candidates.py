@@ -110,8 +110,9 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 class PlausibleName:
     """Whether a phrase another detector calls a person can be a name at all.
 
-    No: when it holds digits or markup, starts lower-case, is all acronyms, ends in a place word
-    ('Victoria Station', 'Lincoln Park') or is made only of ordinary English words ('Deep
+    No: when it holds digits or markup, starts lower-case, is all acronyms, ends in a place or
+    organisation word ('Victoria Station', 'Customer Support'), starts with an article or a
+    pronoun of another language ('Ihre Nachricht') or is made only of ordinary English words ('Deep
     Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns that are popular names ('John',
     'Victoria') count as names.
     """
@@ -119,7 +120,9 @@ class PlausibleName:
     def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
         self._gazetteer = load_gazetteer()
         self._ordinary = ordinary_words(vocabulary_model)
-        self._places = frozenset(w.casefold() for w in load_name_words().place_words)
+        words = load_name_words()
+        self._places = frozenset(w.casefold() for w in words.place_words + words.organisation_words)
+        self._function_words = frozenset(w.casefold() for w in words.function_words)
 
     def __call__(self, phrase: str) -> bool:
         if _NOT_A_NAME.search(phrase):
@@ -128,6 +131,8 @@ class PlausibleName:
         if not words or not words[0][0].isupper():
             return False
         if all(len(w) > 1 and w.isupper() for w in words) or words[-1].casefold() in self._places:
+            return False
+        if words[0].casefold() in self._function_words:  # 'Ihre Nachricht', 'Guten Tag'
             return False
         return not all(self._is_ordinary(w) for w in words)
 
