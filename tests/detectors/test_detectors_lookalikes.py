@@ -1,6 +1,7 @@
 """The default policy on what is public although it looks private (an organisation's hotline
 and registered office, a release's checksum, a request's UUID, the date of an event, an epoch
-timestamp), and on the private values written the same way that must stay masked."""
+timestamp, a decorator), and on the private values written the same way that must stay masked
+(a sole trader's toll-free number, a payment key that is a UUID, a mention)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ PUBLIC = [
     ("Klantenservice: werkdagen 8.00-18.00", "8.00-18.00"),
     ("Het museum is open, met een nieuwe tentoonstelling over de scheepvaart.", "een"),
     ("vielen Dank für Ihre Nachricht. Ihr Anliegen wurde erfasst.", "Ihre Nachricht"),
+    ("@dataclass\nclass Order:\n    total: int", "@dataclass"),
+    ("npm install @babel/core --save-dev", "@babel"),
+    ("ping @here, the deploy is done", "@here"),
+    ("the sprite is icon@2x.png and the sync is @10", "@10"),
 ]
 
 # (text, a private value in it): every character of the value must be in a span.
@@ -59,6 +64,8 @@ PRIVATE = [
      "12 Elm Grove, Bristol BS6 6AA"),
     ("Best,\nJane Doe\nCustomer Support\n+1 (646) 555-0133", "+1 (646) 555-0133"),
     ("my mobile is 07700 900983", "07700 900983"),
+    ("ok @jdoe_88 thx, merging", "@jdoe_88"),
+    ("pushed by @quentin-morel to the release branch", "@quentin-morel"),
 ]
 
 
