@@ -54,8 +54,9 @@ def blank_pipeline() -> Any:
     from spacy.util import compile_infix_regex
 
     nlp = spacy.blank("xx")
-    infixes = [*nlp.Defaults.infixes, _CJK_CHARACTER, _FIELD_SEPARATOR]
-    nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
+    infixes = [*(nlp.Defaults.infixes or ()), _CJK_CHARACTER, _FIELD_SEPARATOR]
+    tokenizer: Any = nlp.tokenizer
+    tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
     return nlp
 
 
