@@ -12,6 +12,7 @@ from cacheprune.detectors.normalize import (
     confusable_fold,
     normalize_for_detection,
 )
+from cacheprune.detectors.public_contacts import drop_organisation_contacts
 from cacheprune.detectors.thresholds import ScoreThresholds
 from cacheprune.detectors.whole_values import whole_values
 
@@ -74,6 +75,8 @@ class DetectorChain:
     With `normalize`, detectors see each piece NFKC-normalized, without zero-width characters
     and with look-alike letters folded; their spans are mapped back to the original text. With
     `whole_values`, spans are grown to whole words, and names over the rest of the name.
+    With `organisation_contacts`, phone numbers, addresses and register numbers that the text
+    marks as an organisation's are dropped (`public_contacts.py`).
     """
 
     def __init__(
@@ -85,6 +88,7 @@ class DetectorChain:
         normalize: bool = True,
         whole_values: bool = True,
         detect_nothing: bool = False,
+        organisation_contacts: bool = False,
     ) -> None:
         if not detectors and not detect_nothing:
             raise ValueError("a DetectorChain needs at least one detector (detect_nothing=True "
@@ -101,6 +105,7 @@ class DetectorChain:
         self.allow_list = frozenset(" ".join(p.split()).casefold() for p in allow_list)
         self.normalize = normalize
         self.whole_values = whole_values
+        self.organisation_contacts = organisation_contacts
         if normalize:
             confusable_fold()  # a missing table is a load-time error, not a per-request one
 
@@ -162,6 +167,8 @@ class DetectorChain:
                         return
                 found_here.extend(found)
         for (start, _), view, found_here in zip(pieces, views, found_per_piece, strict=True):
+            if self.organisation_contacts:
+                found_here = drop_organisation_contacts(view.text, found_here)
             if self.whole_values:
                 found_here = whole_values(view.text, found_here)
             for span in found_here:

@@ -47,6 +47,7 @@ class WordReader:
         self._gazetteer = load_gazetteer()
         self._ordinary = ordinary_words(vocabulary_model)
         self._particles = frozenset(p.casefold() for p in words.particles)
+        self._function_words = frozenset(w.casefold() for w in words.function_words)
 
     def words(self, text: str) -> list[NameWord]:
         return [self.word(text, m.start(), m.end()) for m in WORD.finditer(text)]
@@ -56,7 +57,10 @@ class WordReader:
         key = token.casefold().replace("’", "'")
         if key.endswith("'s"):
             key = key[:-2]
-        first, last = self._ranks(key)
+        # Articles, pronouns and prepositions of other languages are in the gazetteer as rare
+        # names ('een', 'Ihre'); in a text they are those words.
+        is_function_word = key in self._function_words
+        first, last = (None, None) if is_function_word else self._ranks(key)
         # O'Brien, McAllister, D'Angelo: surname-shaped, never an ordinary word
         surname_shaped = bool(_SURNAME_PREFIX.match(key)) and token[-1].islower()
         if first is None and last is None and surname_shaped:
@@ -68,7 +72,8 @@ class WordReader:
             lower=token.islower(),
             upper=len(token) > 1 and token.isupper(),
             first=first, last=last,
-            ordinary=not surname_shaped and self._is_ordinary(key, first, last),
+            ordinary=is_function_word or not surname_shaped and self._is_ordinary(key, first,
+                                                                                last),
             noun=self._ordinary.is_noun(key),
             particle=key in self._particles,
         )

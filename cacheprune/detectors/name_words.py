@@ -34,6 +34,8 @@ class NameWordsSpec(BaseModel):
     after_cues: list[str] = Field(default_factory=list)
     name_abbreviations: list[str] = Field(default_factory=list)
     place_words: list[str] = Field(default_factory=list)
+    organisation_words: list[str] = Field(default_factory=list)
+    function_words: list[str] = Field(default_factory=list)
     han_family_names: list[str] = Field(default_factory=list)
     han_follow: list[str] = Field(default_factory=list)
     han_cues: list[str] = Field(default_factory=list)

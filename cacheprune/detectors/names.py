@@ -70,7 +70,8 @@ class NameDetector(Detector):
             if self.words.post_nominals else None
         self._sign_off = _phrase_pattern(self.words.sign_offs, r"[ \t]*[,.!]?[ \t]*$", start=True)
         self._abbreviations = frozenset(a.casefold() for a in self.words.name_abbreviations)
-        self._places = frozenset(w.casefold() for w in self.words.place_words)
+        self._organisations = frozenset(w.casefold() for w in self.words.organisation_words)
+        self._places = frozenset(w.casefold() for w in self.words.place_words) | self._organisations
         self._scripts = script_name_pattern(self.words)
         self._stop_words = ordinary_words(vocabulary_model).stop_words
         self._islands = NameIslands(self.words)
@@ -216,6 +217,8 @@ class NameDetector(Detector):
             return None
         start, end = run[0].start, run[-1].end
         before = text[max(0, start - 40):start]
+        if any(text[w.start:w.end].casefold() in self._organisations for w in run):
+            return None  # 'Brightline Customer Support', 'Amtsgericht Ulm'
         if self._is_place(text, run[-1]) and not (self._after_title(before)
                                                   or self._after_sign_off(text, start)):
             return None

@@ -50,6 +50,11 @@ _EXTENSION = regex.compile(
 # Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04/11/62, 2019 / 2020.
 _DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}"
                             r"|(?:19|20)\d{2} ?[/-] ?(?:19|20)\d{2}")
+# Shapes that start as a date or are a span of clock times: '2025/03/14 03' (a log stamp cut
+# at the colon), '8.00-18.00' and '09:00 - 17:30' (opening hours).
+_DATE_START = regex.compile(r"(?:19|20)\d{2}[-./](?:0?[1-9]|1[0-2])[-./](?:0?[1-9]|[12]\d|3[01])"
+                            r"(?!\d)")
+_HOURS = regex.compile(r"(?:[01]?\d|2[0-3])[.:][0-5]\d ?[-–] ?(?:[01]?\d|2[0-3])[.:][0-5]\d")
 
 
 class PhoneDetector(Detector):
@@ -122,7 +127,8 @@ class PhoneDetector(Detector):
             candidate = "+" + compact[2:] if compact.startswith("00") else compact
             return 0.9 if self._is_valid(candidate, None) else (
                 0.7 if self._is_possible(candidate, None) else None)
-        if _DATE_SHAPE.fullmatch(compact):
+        if _DATE_SHAPE.fullmatch(compact) or _DATE_START.match(compact) or _HOURS.fullmatch(
+                compact):
             return None
         if not any(self._is_valid(compact, region) for region in self.regions):
             return None

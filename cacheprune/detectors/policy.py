@@ -51,6 +51,9 @@ class PolicySpec(_Strict):
     normalize: bool = True
     # Grow spans to whole words, and names over the rest of the name.
     whole_values: bool = True
+    # Drop phone numbers, addresses and register numbers the text marks as an organisation's
+    # (a hotline, a registered office, a company number; `public_contacts.py`).
+    organisation_contacts: bool = False
 
     @model_validator(mode="after")
     def _empty_only_when_said(self) -> PolicySpec:
@@ -121,6 +124,7 @@ def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
             allow_list=spec.allow_list,
             normalize=spec.normalize,
             whole_values=spec.whole_values,
+            organisation_contacts=spec.organisation_contacts,
             detect_nothing=spec.detect_nothing,
         )
     except ValueError as exc:

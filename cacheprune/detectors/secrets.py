@@ -27,6 +27,21 @@ _DIGEST_WORDS = regex.compile(
     r"fingerprint|revision|rev|blob|tree|object id|oid)(?![\w])[^\n]{0,32}$)"
 )
 _DIGEST_WINDOW = 48
+# 'sha256sum' output and its kin: a digest, two spaces (or ' *') and the file it checks.
+_DIGEST_OUTPUT_WORDS = regex.compile(r"(?i:(?<![\w])(?:sha\d*sum|shasum|md5sum|b2sum|"
+                                     r"certutil -hashfile|get-filehash)(?![\w]))")
+_FILE_AFTER = regex.compile(r"(?: \*| {2})[\w./-]+")
+# NOTE: a UUID or a ULID names a resource, a request or a trace; it is a secret only where a
+# secret's or an account's word introduces it ('api_key', 'token', 'session', 'Chave PIX':
+# Brazil's random payment keys are UUIDs), which the window reads.
+_UUID = regex.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                      r"[0-9a-fA-F]{12}")
+_ULID = regex.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+_SECRET_WORDS = regex.compile(
+    r"(?i:(?:key|token|secret|passw|pwd|auth|credential|bearer|session|cookie|sid|signature|"
+    r"private|apikey|access|refresh|client|chave|clave|clé|schlüssel|sleutel|klucz|chiave|pix|"
+    r"wallet|payment|account|konto|conta|cuenta)[^\n]{0,40}$)"
+)
 
 
 def shannon_entropy(text: str) -> float:
@@ -60,10 +75,27 @@ class EntropySecretDetector(Detector):
         for match in _TOKEN.finditer(text):
             token = match.group()
             if len(token) >= self.min_length and self._looks_random(token) and not (
-                    _HEX.fullmatch(token) and _DIGEST_WORDS.search(
-                        text[max(0, match.start() - _DIGEST_WINDOW):match.start()])):
+                    self._is_public_id(text, token, match.start(), match.end())):
                 spans.append(Span(ENTITY, match.start(), match.end(), 0.8, self.name))
         return spans
+
+    @staticmethod
+    def _is_public_id(text: str, token: str, start: int, end: int) -> bool:
+        """A digest named as one, a checksum file's line, or a UUID or ULID that no secret's
+        word introduces."""
+        before = text[max(0, start - _DIGEST_WINDOW):start]
+        key, equals, value = token.rpartition("=")
+        if equals and value and key.replace("_", "").replace("-", "").isalpha():
+            before, token = before + key + equals, value  # 'ulid=01JH2Q...' read as key, value
+        if _HEX.fullmatch(token):
+            line = text[text.rfind("\n", 0, start) + 1:start]
+            previous = text[text.rfind("\n", 0, max(0, start - len(line) - 1)) + 1:start]
+            if (_DIGEST_WORDS.search(before) or _FILE_AFTER.match(text, end)
+                    or _DIGEST_OUTPUT_WORDS.search(previous)):
+                return True
+        if _UUID.fullmatch(token) or _ULID.fullmatch(token):
+            return not _SECRET_WORDS.search(before)
+        return False
 
     def _looks_random(self, token: str) -> bool:
         core = token.rstrip("=")

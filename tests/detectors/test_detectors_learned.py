@@ -25,9 +25,9 @@ UNSEEN = [
     ("pushed by @quentin-morel to the release branch, ask him", "@quentin-morel"),
 ]
 # The chain covers only part of these with the shipped weights (the model reaches them).
-_PARTLY_MASKED = {
-    "@quentin-morel": "a hyphenated handle in prose (all three rounds' weights)",
-}
+# (A hyphenated handle in prose was one with the first three rounds' weights; since the fourth
+# round, a mention is private by the rules.)
+_PARTLY_MASKED: dict[str, str] = {}
 UNSEEN_IN_CHAIN = [
     pytest.param(text, value, marks=pytest.mark.xfail(
         reason=f"a known miss of the shipped weights: {_PARTLY_MASKED[value]}"))
@@ -36,6 +36,8 @@ UNSEEN_IN_CHAIN = [
 _MODEL_MISSES = {
     "27 birchwood close, didsbury, m20 6rt": "a lower-case UK address in a sentence "
                                              "(third-round weights; the address rules mask it)",
+    "03-Sep-1979": "a date of birth after a German label (fourth-round weights; the date rules "
+                   "mask it)",
 }
 UNSEEN_FOR_MODEL = [
     pytest.param(text, value, marks=pytest.mark.xfail(
@@ -78,6 +80,20 @@ def test_learned_detector_alone_reaches_each_unseen_value(text, value) -> None:
     start = text.index(value)
     spans = LearnedDetector().detect(text)
     assert any(s.start < start + len(value) and s.end > start for s in spans), spans
+
+
+@pytest.mark.parametrize("text", ["我叫王伟，电话号码在表格里", "김민준입니다",
+                                  "STN-0042,Harbour;x|y=1"])
+def test_shipped_model_tokenizes_as_it_was_trained(text: str) -> None:
+    # The tokenizer saved with the weights splits as the training pipeline does: CJK
+    # characters one by one, field separators between characters (a reference: the pipeline
+    # `fit` builds, and the characters themselves for the CJK text).
+    from cacheprune.detectors.train.fit import blank_pipeline
+
+    shipped = [token.text for token in build_detector("learned").nlp.make_doc(text)]
+    assert shipped == [token.text for token in blank_pipeline()(text)]
+    if not text.isascii():
+        assert all(len(token) == 1 for token in shipped if token.isalpha())
 
 
 def test_a_fault_in_the_chain_with_the_model_fails_closed() -> None:

@@ -68,3 +68,20 @@ def test_spoken_digits_read_back_to_the_digits(digits: str) -> None:
             out += _WORD_DIGITS[word] * repeat
             repeat = 1
         assert out == digits, spoken
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    # Han, kana and Hangul characters are tokens of their own (a reference: the characters).
+    ("我叫王伟", list("我叫王伟")),
+    ("김민준입니다", list("김민준입니다")),
+    ("佐々木です", list("佐々木です")),
+    # Field separators between two characters split them; a separator before a space does not.
+    ("STN-0042,Harbour;x|y", ["STN-0042", ",", "Harbour", ";", "x", "|", "y"]),
+    ("mint=1736344800000", ["mint", "=", "1736344800000"]),
+    ("red, green", ["red", ",", "green"]),
+])
+def test_training_tokenizer_splits_cjk_characters_and_fields(text: str, tokens: list[str]) -> None:
+    pytest.importorskip("spacy")
+    from cacheprune.detectors.train.fit import blank_pipeline
+
+    assert [token.text for token in blank_pipeline()(text)] == tokens

@@ -1,7 +1,8 @@
 """Train the learned detector's spaCy NER pipeline on generated examples, on one CPU thread.
 
 `fit(examples, seed, out_dir, epochs, max_minutes)` writes a spaCy pipeline folder (blank
-multi-language tokenizer + the default CNN NER, hash embeddings) that `spacy.load` reads.
+multi-language tokenizer that splits CJK characters and field separators, + the default CNN
+NER, hash embeddings) that `spacy.load` reads.
 """
 
 from __future__ import annotations
@@ -38,6 +39,27 @@ _NER_MODEL = {
 }
 
 
+# NOTE: fourth round: the blank tokenizer kept a Chinese or Japanese sentence, a Korean word
+# with its particles ('김민준입니다') and a CSV row ('STN-0042,Harbour') as one token, so the
+# model could only tag all of it or none. Each Han, kana and Hangul character is a token of its
+# own, and ',', ';', '|' and '=' between two characters split them. The patterns are saved with
+# the weights (`nlp.to_disk`), so `spacy.load` tokenizes the same way.
+_CJK_CHARACTER = r"[\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+_FIELD_SEPARATOR = r"(?<=\S)[,;|=](?=\S)"
+
+
+def blank_pipeline() -> Any:
+    """spaCy's blank multi-language pipeline with the tokenizer the learned detector uses."""
+    import spacy
+    from spacy.util import compile_infix_regex
+
+    nlp = spacy.blank("xx")
+    infixes = [*(nlp.Defaults.infixes or ()), _CJK_CHARACTER, _FIELD_SEPARATOR]
+    tokenizer: Any = nlp.tokenizer
+    tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
+    return nlp
+
+
 def _to_spacy(nlp, examples: Sequence[Example]) -> list:
     from spacy.training import Example as SpacyExample
 
@@ -58,14 +80,13 @@ def _to_spacy(nlp, examples: Sequence[Example]) -> list:
 
 def fit(examples: Sequence[Example], seed: int, out_dir: Path, epochs: int = 12,
         max_minutes: float = 20.0, log: Callable[[str], None] | None = None) -> Path:
-    import spacy
     from spacy.util import compounding, fix_random_seed, minibatch
 
     if log is None:
         def log(message: str) -> None:
             print(message, flush=True)
     fix_random_seed(seed)
-    nlp = spacy.blank("xx")
+    nlp = blank_pipeline()
     ner: Any = nlp.add_pipe("ner", config={"model": _NER_MODEL})
     for label in LABELS:
         ner.add_label(label)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from cacheprune.detectors.train.compose import COMPOSERS
 from cacheprune.detectors.train.compose_negatives import NEGATIVE_COMPOSERS
+from cacheprune.detectors.train.compose_public import PUBLIC_COMPOSERS
+from cacheprune.detectors.train.compose_voices import VOICE_COMPOSERS, local_language, local_text
 from cacheprune.detectors.train.examples import Example, lowercased, pick, render
 from cacheprune.detectors.train.genres import (
     FORM_LABELS,
@@ -35,6 +37,16 @@ from cacheprune.detectors.train.public_text import PUBLIC_NEGATIVES
 from cacheprune.detectors.train.values import ValueMaker, ValuePools
 
 SPLITS = ("train", "heldout")
+# Fourth round: the PII-free genres the third-round model masked most join the composed
+# negatives, and lower-case chats, handles, spoken identifiers, secrets and texts in one
+# language with its own labels join the composed positives.
+_NEGATIVE_COMPOSERS = {**NEGATIVE_COMPOSERS, **PUBLIC_COMPOSERS}
+_POSITIVE_COMPOSERS = {**COMPOSERS, **{f"{genre}_4": composer
+                                       for genre, composer in VOICE_COMPOSERS.items()}}
+_LOCAL_GENRE = "local_4"
+_LOCALE_OF = {"zh": "zh_CN", "ja": "ja_JP", "ko": "ko_KR", "nl": "nl_NL", "de": "de_DE",
+              "fr": "fr_FR", "es": "es_ES", "pl": "pl_PL", "ru": "ru_RU", "vi": "vi_VN",
+              "tr": "tr_TR"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +67,9 @@ _SPECS = {
     # masked 13.6% of the tokens of PII-free messages; 30% in the second, 4.9%; 35% in a first
     # third-round model, which masked 3.1% of prose), and 28% composed positives: the fixed
     # templates are now 17%, so that wording marks no class.
+    # Fourth round: composed positives 30% (fixed templates 15%).
     "train": _SplitSpec(TRAIN_GENRES, {**NEGATIVE_TEMPLATES, **PUBLIC_NEGATIVES}, TRAIN_LOCALES,
-                        TRAIN_POOLS, 0.05, 0.4, 0.1, 0.4, 0.28),
+                        TRAIN_POOLS, 0.05, 0.4, 0.1, 0.4, 0.30),
     "heldout": _SplitSpec(HELDOUT_GENRES, HELDOUT_NEGATIVES, HELDOUT_LOCALES, HELDOUT_POOLS,
                           0.0, 0.25, 0.0, 0.0, 0.0),
 }
@@ -70,24 +83,33 @@ def generate_split(split: str, count: int, seed: int) -> list[Example]:
     spec = _SPECS[split]
     rng = random.Random(f"{split}:{seed}")
     makers: dict[str, ValueMaker] = {}
+
+    def maker_of(locale: str) -> ValueMaker:
+        if locale not in makers:
+            makers[locale] = ValueMaker(locale, random.Random(rng.random()), spec.pools)
+        return makers[locale]
+
     examples = []
     for _ in range(count):
         locale = pick(rng, spec.locales)
-        if locale not in makers:
-            makers[locale] = ValueMaker(locale, random.Random(rng.random()), spec.pools)
-        maker = makers[locale]
+        maker = maker_of(locale)
         roll = rng.random()
         composed_end = spec.negative_share + spec.composed_share
         if roll < spec.negative_share and spec.composed_share and rng.random() < 0.5:
-            genre = pick(rng, tuple(NEGATIVE_COMPOSERS))
-            example = render(NEGATIVE_COMPOSERS[genre](rng), maker, f"negative-{genre}", split)
+            genre = pick(rng, tuple(_NEGATIVE_COMPOSERS))
+            example = render(_NEGATIVE_COMPOSERS[genre](rng), maker, f"negative-{genre}", split)
         elif roll < spec.negative_share:
             genre = pick(rng, tuple(spec.negatives))
             example = render(pick(rng, spec.negatives[genre]), maker, f"negative-{genre}", split)
         elif roll < composed_end:
-            genre = pick(rng, tuple(COMPOSERS))
-            example = render(COMPOSERS[genre](rng), maker, genre, split)
-            if rng.random() < (0.5 if genre == "chat" else 0.1):
+            genre = pick(rng, tuple(_POSITIVE_COMPOSERS) + (_LOCAL_GENRE,))
+            if genre == _LOCAL_GENRE:
+                language = local_language(rng)
+                example = render(local_text(rng, language), maker_of(_LOCALE_OF[language]),
+                                 genre, split)
+            else:
+                example = render(_POSITIVE_COMPOSERS[genre](rng), maker, genre, split)
+            if rng.random() < (0.5 if genre in ("chat", "chat_4") else 0.1):
                 example = lowercased(example)
         elif roll < composed_end + spec.field_share:
             example = field_record(maker, rng)

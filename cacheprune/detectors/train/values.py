@@ -234,12 +234,19 @@ class ValueMaker:
 
     def _medical_id(self, variant: str) -> str:
         rng = self.rng
+        if variant == "spoken":  # fourth round, `compose_voices.py` only
+            return spoken_digits(list("".join(rng.choices(string.digits, k=rng.randint(7, 10)))),
+                                 rng)
         if variant == "shaped":
             return shaped_id(rng)
         prefix = rng.choice(self.pools.medical_prefixes)
         return prefix + "".join(rng.choices(string.digits, k=rng.randint(6, 10)))
 
     def _license_plate(self, variant: str) -> str:
+        if variant == "spoken":  # fourth round: 'l k one nine, x w p'
+            plate = shaped_plate(self.rng)
+            return " ".join(spoken_digits([c], self.rng) if c.isdigit() else c.lower()
+                            for c in plate if c.isalnum())
         if variant == "shaped":
             return shaped_plate(self.rng)
         return str(self.faker.license_plate())
@@ -252,5 +259,8 @@ class ValueMaker:
             return _luhn_complete("".join(rng.choices(string.digits, k=14)))
         if variant == "shaped":
             return shaped_id(rng)
+        if variant == "spoken":
+            return spoken_digits(list("".join(rng.choices(string.digits, k=rng.randint(6, 9)))),
+                                 rng)
         return rng.choice(self.pools.staff_prefixes) + "".join(
             rng.choices(string.digits, k=rng.randint(5, 8)))

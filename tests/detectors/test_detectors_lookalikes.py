@@ -1,0 +1,113 @@
+"""The default policy on what is public although it looks private (an organisation's hotline
+and registered office, a release's checksum, a request's UUID, the date of an event, an epoch
+timestamp, a decorator), and on the private values written the same way that must stay masked
+(a sole trader's toll-free number, a payment key that is a UUID, a mention)."""
+
+from __future__ import annotations
+
+import pytest
+from pii_free_genres import PII_FREE_GENRES
+
+from cacheprune.detectors.public_contacts import is_service_number
+
+# (text, a public stretch of it): no character of the stretch may be in a span.
+PUBLIC = [
+    ("Call our toll-free hotline at 1-800-555-0199 or visit any branch.", "1-800-555-0199"),
+    ("Questions? Freephone 0800 028 4471, Monday to Friday.", "0800 028 4471"),
+    ("Stadtwerke Ulmental GmbH\nHauptverwaltung: Industriestraße 14, 89077 Ulm",
+     "Industriestraße 14, 89077 Ulm"),
+    ("Northwind Traders Ltd\nRegistered office: 41 Commercial Road, Bristol BS1 6HE",
+     "41 Commercial Road, Bristol BS1 6HE"),
+    ("Siège social : Groupe Verdane SA, 18 rue de la Paix, 75002 Paris",
+     "18 rue de la Paix, 75002 Paris"),
+    ("For press enquiries: Switchboard: +44 114 225 5555.", "+44 114 225 5555"),
+    ("Rheinland Versicherungen AG · Kundenservice · 0221 998 770", "0221 998 770"),
+    ("Kind regards,\nBrightline Customer Support\nsupport.example | +1 (646) 555-0100",
+     "+1 (646) 555-0100"),
+    ("Kind regards,\nBrightline Customer Support", "Brightline Customer Support"),
+    ("Company no. 08812234 · VAT GB 291 4418 07", "291 4418 07"),
+    ("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  pkg-2.4.1.tar.gz",
+     "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+    ("$ sha256sum pkg.tar.gz\n9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+     "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+    ("GET /v3/projects/id c1d7a0e2-5b3f-4c8e-9a61-2f0b7d3e8c45 returned 404",
+     "c1d7a0e2-5b3f-4c8e-9a61-2f0b7d3e8c45"),
+    ("level=info ulid=01JH2Q8Y3W5V0N4K7R6T9M1B2C msg=\"write block\"",
+     "01JH2Q8Y3W5V0N4K7R6T9M1B2C"),
+    ("compact: mint=1736344800000 maxt=1736352000000", "1736344800000"),
+    ("Supported since release 1.12.0 (2023-08-21).", "2023-08-21"),
+    ("Mar 14 03:10:22 web-02 nginx[914]: 2025/03/14 03:10:22 [warn] buffered", "2025/03/14"),
+    ("Klantenservice: werkdagen 8.00-18.00", "8.00-18.00"),
+    ("Het museum is open, met een nieuwe tentoonstelling over de scheepvaart.", "een"),
+    ("vielen Dank für Ihre Nachricht. Ihr Anliegen wurde erfasst.", "Ihre Nachricht"),
+    ("@dataclass\nclass Order:\n    total: int", "@dataclass"),
+    ("npm install @babel/core --save-dev", "@babel"),
+    ("ping @here, the deploy is done", "@here"),
+    ("the sprite is icon@2x.png and the sync is @10", "@10"),
+]
+
+# (text, a private value in it): every character of the value must be in a span.
+PRIVATE = [
+    ("For lawn care call Kat at 1-888-KAT-LAWN, she's the best.", "1-888-KAT-LAWN"),
+    ("mail goes to RR 2, Site 14, Box 9, Olds, AB T4H 1P3 now. Landline 403-555-0186.",
+     "403-555-0186"),
+    ("Please pay to UPI ramesh@okaxis or call 098450 77312.", "098450 77312"),
+    ("Chave PIX: 7d2c9e41-58ab-4f1e-9c03-b8e2a6f41d77 (aleatória)",
+     "7d2c9e41-58ab-4f1e-9c03-b8e2a6f41d77"),
+    ("token: c1d7a0e2-5b3f-4c8e-9a61-2f0b7d3e8c45", "c1d7a0e2-5b3f-4c8e-9a61-2f0b7d3e8c45"),
+    ("api_key=01JH2Q8Y3W5V0N4K7R6T9M1B2C", "01JH2Q8Y3W5V0N4K7R6T9M1B2C"),
+    ("born 1984-02-11 in Leeds", "1984-02-11"),
+    ("acct 1736344800000 is overdrawn", "1736344800000"),
+    ("Ship to: Jane Doe, Northwind Traders Ltd, 41 Commercial Road, Bristol BS1 6HE",
+     "41 Commercial Road, Bristol BS1 6HE"),
+    ("Northwind Traders Ltd\nmy home: 12 Elm Grove, Bristol BS6 6AA",
+     "12 Elm Grove, Bristol BS6 6AA"),
+    ("Best,\nJane Doe\nCustomer Support\n+1 (646) 555-0133", "+1 (646) 555-0133"),
+    ("my mobile is 07700 900983", "07700 900983"),
+    ("ok @jdoe_88 thx, merging", "@jdoe_88"),
+    ("pushed by @quentin-morel to the release branch", "@quentin-morel"),
+]
+
+
+def _covered(policy, text: str) -> list[bool]:
+    result = policy.chain.run(text)
+    assert not result.failed_closed, result.reason
+    covered = [False] * len(text)
+    for span in result.spans:
+        for i in range(span.start, span.end):
+            covered[i] = True
+    return covered
+
+
+@pytest.mark.parametrize(("text", "public"), PUBLIC, ids=[p for _, p in PUBLIC])
+def test_public_values_are_left_alone(default_policy, text: str, public: str) -> None:
+    start = text.index(public)
+    assert not any(_covered(default_policy, text)[start:start + len(public)])
+
+
+@pytest.mark.parametrize(("text", "value"), PRIVATE, ids=[v for _, v in PRIVATE])
+def test_private_values_written_alike_stay_masked(default_policy, text: str, value: str) -> None:
+    start = text.index(value)
+    assert all(_covered(default_policy, text)[start:start + len(value)])
+
+
+def test_pii_free_genres_are_barely_masked(default_policy) -> None:
+    # Characters masked over all texts (the issue's target is 3% of tokens), and no text of a
+    # genre the third round masked most (contacts, logs, records, docs) over a tenth.
+    total = masked = 0
+    for genre, text in PII_FREE_GENRES:
+        covered = _covered(default_policy, text)
+        share = sum(covered) / len(text)
+        assert share <= 0.1, (genre, share, text[:60])
+        total += len(text)
+        masked += sum(covered)
+    assert masked / total <= 0.03
+
+
+@pytest.mark.parametrize(("number", "is_service"), [
+    ("0800 028 4471", True), ("1-800-555-0199", True), ("1-877-555-0142", True),
+    ("07700 900983", False), ("+44 20 7946 0958", False), ("(646) 555-0100", False),
+    ("098450 77312", False),
+])
+def test_service_numbers_by_type(number: str, is_service: bool) -> None:
+    assert is_service_number(number) is is_service
