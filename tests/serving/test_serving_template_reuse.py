@@ -103,6 +103,17 @@ def test_the_public_prefix_is_reused_exactly(default_model, policy):
     torch.testing.assert_close(logits, reference, atol=1e-4, rtol=0)
 
 
+def _worth_publishing(engine: Engine, request: ServedRequest, session) -> tuple[bool, PrefillPlan]:
+    """The strategy's verdict on whether publishing the request could stage anything, after
+    its plan and prefill (what `publish` asks first), and the plan."""
+    strategy = engine.strategy
+    plan = strategy.plan(request, session)
+    request.attach_plan(plan, session.counted)
+    request.attach_prefill(engine.prefill(plan))
+    shareable = session.shareable_mask(strategy.search_view(request).num_tokens)
+    return strategy.worth_publishing(request, request.prefill, shareable), plan
+
+
 @pytest.mark.parametrize("publish_mode", ["isolated", "paper_baseline"])
 def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_mode):
     """A warm request computes no run of public tokens long enough to publish: its publish
@@ -110,17 +121,15 @@ def test_a_warm_request_does_no_publishing_work(default_model, policy, publish_m
     model, tokenizer = default_model
     engine = Engine(model, tokenizer, policy,
                     EngineConfig(publish_threshold=1, publish_mode=publish_mode))
-    strategy = engine.strategy
     cold = _served(tokenizer, policy, "a")
     with engine.pool.session("cold", Scope(engine.identity, "a")) as session:
-        plan = strategy.plan(cold, session)
-        assert strategy.can_publish(cold, plan.compute_mask().numpy(), session)
+        assert _worth_publishing(engine, cold, session)[0]
     engine.generate("a", _messages("a"), PARAMS)
     warm = _served(tokenizer, policy, "b")
     with engine.pool.session("warm", Scope(engine.identity, "b")) as session:
-        plan = strategy.plan(warm, session)
+        worth, plan = _worth_publishing(engine, warm, session)
         assert plan.reused  # the positive control: the plan does reuse
-        assert not strategy.can_publish(warm, plan.compute_mask().numpy(), session)
+        assert not worth
 
 
 def test_a_request_below_the_threshold_does_no_publishing_work(default_model, policy):
@@ -132,9 +141,7 @@ def test_a_request_below_the_threshold_does_no_publishing_work(default_model, po
     for tenant, profile in (("t1", "a"), ("t2", "b"), ("t3", "a")):
         request = _served(tokenizer, policy, profile)  # the pool counts the session's tenant
         with engine.pool.session(tenant, Scope(engine.identity, tenant)) as session:
-            plan = engine.strategy.plan(request, session)
-            verdicts.append(engine.strategy.can_publish(request, plan.compute_mask().numpy(),
-                                                        session))
+            verdicts.append(_worth_publishing(engine, request, session)[0])
     assert verdicts == [False, False, True]
 
 
