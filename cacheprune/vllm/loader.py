@@ -16,7 +16,6 @@ together in the next.
 from __future__ import annotations
 
 import collections
-import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar
@@ -24,7 +23,6 @@ from typing import Generic, TypeVar
 from cacheprune.vllm.background import start_background_thread
 from cacheprune.vllm.orders import PrefillOrder
 
-logger = logging.getLogger(__name__)
 Outcome = TypeVar("Outcome")
 
 
