@@ -13,6 +13,8 @@ Contenders, each its own server (one at a time), all with the same CPU settings
 - connector: the CachePruneConnector, one salt per tenant (set in the body: no tenancy front,
   whose cost is not measured here);
 - connector-async: the same with `async_load` on (prefills in the worker's loader thread);
+- connector-all: the same with `cold_prompts` "cacheprune" (cacheprune's prefill computes the
+  cold prompts too, which the connector otherwise leaves to vLLM);
 - salted:    plain vLLM, one salt per tenant (isolation);
 - unsalted:  plain vLLM, no salt (tenants hit each other's prefix blocks: unsafe; its
   profile-first prompts share almost nothing anyway).
@@ -65,9 +67,11 @@ DOCUMENTS = Path(__file__).resolve().parent.parent / "datasets" / "default" / \
 QUESTION = "Question: what is the purpose of this document? Answer:"
 TAG_EVERY = 6  # words between two variant tags: fewer tokens than the pool's 16-token window
 CONTENDERS = ("connector", "salted", "unsalted")
-# Each its own server; `connector-async` has async_load on (prefills in the worker's loader
-# thread beside the steps); `base` runs --base-tree's code.
-CONNECTORS = ("connector", "connector-async", "base")
+# Each its own server, with its settings beyond the connector's defaults; `base` runs
+# --base-tree's code.
+CONNECTORS = ("connector", "connector-async", "connector-all", "base")
+CONTENDER_SETTINGS: dict[str, dict[str, object]] = {
+    "connector-async": {"async_load": True}, "connector-all": {"cold_prompts": "cacheprune"}}
 FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
 LAST_NAMES = ("Moreau", "Okafor", "Diaz", "Volkov", "Lindqvist", "Haddad", "Brandt", "Sato")
 
@@ -136,8 +140,7 @@ def server(contender: str, work_dir: Path, base_tree: str | None = None,
                  str(work_dir / f"requests-{contender}.jsonl")}
         if publish_threshold is not None:
             extra["publish_threshold"] = publish_threshold
-        if contender == "connector-async":
-            extra["async_load"] = True
+        extra.update(CONTENDER_SETTINGS.get(contender, {}))
         command += ["--tokenizer-mode", "cacheprune", "--kv-transfer-config", json.dumps({
             "kv_connector": "CachePruneConnector", "kv_role": "kv_both",
             "kv_load_failure_policy": "recompute", "kv_connector_extra_config": extra})]

@@ -97,16 +97,33 @@ class IsolatedSharing(PaperBaselineSharing):
             return super().worth_publishing(request, prefill, shareable)
         # NOTE: segments hold new text only: what the pool served (its recomputed tokens
         # included) is published already, however this prefill computed it.
-        return self._has_run(request, new_text_mask(request, prefill), shareable, True)
+        return self.worth_publishing_new_text(request, new_text_mask(request, prefill),
+                                              shareable)
+
+    def needs_request_kv(self, request: ServedRequest) -> bool:
+        return request.num_private == 0
+
+    def worth_publishing_new_text(self, request: ServedRequest, new_text: MaskArray,
+                                  shareable: MaskArray | None) -> bool:
+        # NOTE: the private-free pass computes every row up to the last segment, so a short
+        # reused stretch inside new text counts as new (`eligible_tokens`, every row).
+        return self._has_run(request, new_text, shareable, request.num_private > 0)
 
     def publish(self, request: ServedRequest, session: PoolSession,
                 prefill: PrefillResult) -> list[Published]:
         if request.num_private == 0:
             return super().publish(request, session, prefill)
+        return self.publish_new_text(request, session, new_text_mask(request, prefill))
+
+    def publish_new_text(self, request: ServedRequest, session: PoolSession,
+                         new_text: MaskArray) -> list[Published]:
+        if request.num_private == 0:
+            return super().publish_new_text(request, session, new_text)
         view = self.search_view(request)
-        if not self.worth_publishing(request, prefill, session.shareable_mask(view.num_tokens)):
+        if not self.worth_publishing_new_text(request, new_text,
+                                              session.shareable_mask(view.num_tokens)):
             return []  # see `PoolSharing.publishable_attention`
-        new = new_text_mask(request, prefill)[view.positions]
+        new = new_text[view.positions]
         # NOTE: the pass stops where the last segment could end: a warm request that computed
         # a new profile before a reused document needs its first few hundred rows, not the
         # whole prompt again (its question at the end is shorter than a segment).

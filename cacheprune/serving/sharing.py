@@ -44,6 +44,25 @@ class PoolSharing(SharingStrategy):
         pool access, so a caller may ask before handing the request to a publisher."""
         return self._has_run(request, computed_mask(request, prefill), shareable, False)
 
+    def needs_request_kv(self, request: ServedRequest) -> bool:
+        """Whether publishing `request` reads the KV its own prefill computed. False where the
+        publication computes everything it stages itself (`IsolatedSharing` with a private
+        token): then vLLM may compute the prompt, and cacheprune publish it from its tokens
+        alone (`worth_publishing_new_text`, `publish_new_text`)."""
+        return True
+
+    def worth_publishing_new_text(self, request: ServedRequest, new_text: MaskArray,
+                                  shareable: MaskArray | None) -> bool:
+        """`worth_publishing` for a prompt whose new text (the tokens no reused span served)
+        is flagged in `new_text`, computed elsewhere (by vLLM)."""
+        return self._has_run(request, new_text, shareable, False)
+
+    def publish_new_text(self, request: ServedRequest, session: PoolSession,
+                         new_text: MaskArray) -> list[Published]:
+        """Stage what `request` gives back without its prefill, from its tokens alone (only
+        where `needs_request_kv` is False)."""
+        raise NotImplementedError(f"{type(self).__name__} publishes from the request's KV")
+
     def _has_run(self, request: ServedRequest, computed: MaskArray,
                  shareable: MaskArray | None, every_row: bool) -> bool:
         """`worth_publishing` over the prompt tokens flagged in `computed`; with `every_row` (a
@@ -62,13 +81,18 @@ class PoolSharing(SharingStrategy):
         layers = range(0, self.model.config.num_layers, self.config.capture_layer_stride)
         return AttentionCapture(layers=tuple(layers))
 
+    def matches(self, request: ServedRequest, session: PoolSession) -> list[Match]:
+        """The pool's matches in the request's search view that this strategy takes; the
+        lookup counts the request's windows in `session` (the publication threshold)."""
+        view = self.search_view(request)
+        declared = request.declared_public[view.positions]
+        return [match for match in session.lookup(view.token_ids, view.private, declared)
+                if self.accepts(match)]
+
     def plan(self, request: ServedRequest, session: PoolSession) -> PrefillPlan:
         view = self.search_view(request)
         reused = []
-        declared = request.declared_public[view.positions]
-        for match in session.lookup(view.token_ids, view.private, declared):
-            if not self.accepts(match):
-                continue
+        for match in self.matches(request, session):
             kv = session.read(match)
             if kv is None:  # gone or failed its checks since the lookup: compute those tokens
                 continue

@@ -24,6 +24,7 @@ from cacheprune.pool import shareable_mask
 from cacheprune.serving import Engine, Published, ServedRequest, SharingStrategy
 from cacheprune.serving.engine import make_strategy
 from cacheprune.serving.sharing import PoolSharing
+from cacheprune.tokens import MaskArray
 from cacheprune.vllm.orders import PrefillOrder
 from cacheprune.vllm.request_log import PrefillFigures
 
@@ -114,16 +115,27 @@ class Blender:
                                    strategy.search_view(request).num_tokens)
         return strategy.worth_publishing(request, request.prefill, shareable)
 
-    def publish(self, request: ServedRequest) -> PendingPublication | None:
-        """Stage the PREFILLED request's segments; None when there is nothing to publish."""
-        publication = PendingPublication(self._publication(request))
+    def publish(self, request: ServedRequest, new_text: MaskArray | None = None
+                ) -> PendingPublication | None:
+        """Stage the PREFILLED request's segments; None when there is nothing to publish.
+        `new_text`: vLLM computed the request (`PublishOrder`), whose new text it flags; the
+        publication then counts the request's windows itself (the scheduler's probe counted
+        them in another process) and computes everything it stages from the tokens."""
+        publication = PendingPublication(self._publication(request, new_text))
         return publication if publication.published else None
 
-    def _publication(self, request: ServedRequest) -> PublicationSteps:
+    def _publication(self, request: ServedRequest, new_text: MaskArray | None
+                     ) -> PublicationSteps:
         engine = self._engine
+        strategy = self._publishing or engine.strategy
         with engine.session(request) as session:
-            session.carry_count(request.counted)
-            published = engine.publish(request, session, self._publishing)
+            if new_text is None:
+                session.carry_count(request.counted)
+                published = engine.publish(request, session, strategy)
+            else:
+                assert isinstance(strategy, PoolSharing), "a probe needs a pool strategy"
+                strategy.matches(request, session)  # counts the request's windows here
+                published = strategy.publish_new_text(request, session, new_text)
             if not published:
                 return 0
             ended_well = yield published

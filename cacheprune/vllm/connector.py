@@ -75,6 +75,7 @@ class CachePruneConnector(KVConnectorBase_V1):
             check_deployment,
             open_blender,
             open_policy,
+            open_probe,
             open_tokenizer,
         )
         from cacheprune.vllm.worker_side import WorkerSide
@@ -84,8 +85,9 @@ class CachePruneConnector(KVConnectorBase_V1):
         self._scheduler: SchedulerSide | None = None
         self._worker: WorkerSide | None = None
         if role == KVConnectorRole.SCHEDULER:
-            self._scheduler = SchedulerSide(settings, tokenizer, policy,
-                                            min_tokens=settings.min_shared_tokens)
+            self._scheduler = SchedulerSide(
+                settings, tokenizer, policy, min_tokens=settings.min_shared_tokens,
+                probe=open_probe(vllm_config, settings, policy, tokenizer))
             return
         block_size = int(vllm_config.cache_config.block_size)
         blender = self._open_blender(
@@ -139,6 +141,8 @@ class CachePruneConnector(KVConnectorBase_V1):
     def shutdown(self) -> None:
         if self._worker is not None:
             self._worker.close()
+        if self._scheduler is not None:
+            self._scheduler.close()
 
     def get_kv_connector_stats(self) -> KVConnectorStats | None:
         if self._worker is None:  # vLLM asks the scheduler side too: it counts nothing

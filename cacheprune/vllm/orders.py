@@ -38,18 +38,30 @@ class PrefillOrder:
                              f"local tokens of {self.request.num_tokens}")
 
 
+@dataclass(slots=True, frozen=True)
+class PublishOrder:
+    """Publish `request`, which vLLM computed itself (`cold_probe`): its new text is every
+    token after the first `num_local_tokens` (vLLM's own prefix hit). `request` is ADMITTED, a
+    copy of the scheduler's; its publication computes all it stages from the tokens alone, and
+    waits for how the request ends as a prefilled one's does."""
+
+    request: ServedRequest
+    num_local_tokens: int
+
+
 @dataclass(slots=True)
 class StepOrders:
     """One step's orders. `verdicts`: requests that ended since the last step, with whether
     they ended well (their staged segments are published) or not (discarded). `admits`: the
     step starts a request (new or resumed), whose first token it may produce. `computes`: the
     step runs a forward pass or a prefill in the engine's thread (false: vLLM steps only for
-    the connector)."""
+    the connector). `publications`: requests vLLM computes itself, to publish."""
 
     prefills: list[PrefillOrder] = field(default_factory=list)
     verdicts: dict[str, bool] = field(default_factory=dict)
     admits: bool = False
     computes: bool = True
+    publications: list[PublishOrder] = field(default_factory=list)
 
 
 @dataclass(slots=True)

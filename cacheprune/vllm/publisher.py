@@ -22,6 +22,7 @@ import threading
 from dataclasses import dataclass
 
 from cacheprune.serving import ServedRequest
+from cacheprune.tokens import MaskArray
 from cacheprune.vllm.background import start_background_thread
 from cacheprune.vllm.blend import Blender, PendingPublication
 
@@ -46,6 +47,7 @@ class Settled:
 @dataclass(slots=True, frozen=True)
 class _Publish:
     request: ServedRequest  # PREFILLED; the thread only reads it
+    new_text: MaskArray | None  # a request vLLM computed: its new text (`Blender.publish`)
 
 
 @dataclass(slots=True, frozen=True)
@@ -66,14 +68,14 @@ class Publisher:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def submit(self, request: ServedRequest) -> bool:
-        """Queue the PREFILLED request's publication; False (nothing queued) when
-        `max_waiting` wait already."""
+    def submit(self, request: ServedRequest, new_text: MaskArray | None = None) -> bool:
+        """Queue the PREFILLED request's publication (`Blender.publish`); False (nothing
+        queued) when `max_waiting` wait already."""
         with self._cond:
             if self._num_publishing >= self._max_waiting:
                 return False
             self._num_publishing += 1
-            self._jobs.append(_Publish(request))
+            self._jobs.append(_Publish(request, new_text))
             self._cond.notify_all()
         self._start()
         return True
@@ -152,7 +154,7 @@ class Publisher:
         if cancelled:
             return Staged(request_id, None)
         try:
-            return Staged(request_id, self._blender.publish(job.request))
+            return Staged(request_id, self._blender.publish(job.request, job.new_text))
         except Exception:  # noqa: BLE001 - a lost publication is only a future miss
             logger.exception("cacheprune: publication of request %s failed", request_id)
             return Staged(request_id, None)

@@ -2,9 +2,13 @@
 evaluation (`request_log` in the connector's settings):
 
     {"event": "prefill", "request_id", "num_tokens", "num_local_tokens", "reused_spans",
-     "num_pooled", "num_recomputed", "num_computed"}      where the pool served the prompt
-                                            (after the first num_local_tokens, which vLLM's
-                                            own prefix cache held: the tenant's own blocks)
+     "num_pooled", "num_recomputed", "num_computed", "computed_by"}
+                                            where the pool served the prompt (after the first
+                                            num_local_tokens, which vLLM's own prefix cache
+                                            held: the tenant's own blocks); computed_by
+                                            "vllm": a cold prompt vLLM computed, which
+                                            cacheprune publishes (`cold_probe`; a cold one
+                                            with nothing to publish logs nothing)
     {"event": "settled", "request_id", "num_published_tokens"}   its publication is over
 
 Positions and counts only, never token ids or text.
@@ -40,12 +44,13 @@ class RequestLog:
             descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             self._file = os.fdopen(descriptor, "a", encoding="utf-8")
 
-    def prefill(self, request_id: str, num_tokens: int, figures: PrefillFigures) -> None:
+    def prefill(self, request_id: str, num_tokens: int, figures: PrefillFigures,
+                computed_by: str = "cacheprune") -> None:
         self._write({"event": "prefill", "request_id": request_id, "num_tokens": num_tokens,
                      "num_local_tokens": figures.num_local,
                      "reused_spans": [list(span) for span in figures.reused_spans],
                      "num_pooled": figures.num_pooled, "num_recomputed": figures.num_recomputed,
-                     "num_computed": figures.num_computed})
+                     "num_computed": figures.num_computed, "computed_by": computed_by})
 
     def settled(self, request_id: str, num_published_tokens: int) -> None:
         """The request's publication is over: published (the tokens), discarded or empty (0)."""

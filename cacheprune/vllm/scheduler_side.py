@@ -4,15 +4,17 @@ prefills from the worker, and tell it how each request ended.
 A prompt cacheprune computes is reported to vLLM as external tokens: all of it but the last
 token (which vLLM computes itself to sample). In the worker, cacheprune's prefill writes the
 KV of those tokens into the request's blocks before vLLM's forward pass, reusing pooled
-segments wherever they match.
+segments wherever they match. With a probe (`cold_probe`, `cold_prompts` "vllm"), a prompt
+the pool has little of is left to vLLM (0 external tokens), and published by the worker when
+it has something to publish (a `PublishOrder`).
 
 Calling contract (vLLM's scheduler, one thread, in the engine-core process):
 - `matched_tokens` when a waiting request is considered, possibly several times, and again
   after a preemption. Side effects: it memoizes the prompt's mask, forgotten in `finished`,
   and counts the step's prefill tokens (`max_prefill_tokens_per_step`: None, "not this step",
   beyond them); with `detection_thread` on, the first call starts the prompt's detection in
-  a background thread and answers None ("ask again") until it is done; nothing else (no pool
-  access, no lease).
+  a background thread and answers None ("ask again") until it is done; with a probe, the
+  same thread then looks the prompt up in the pool (counting its windows; no read, no lease).
 - `after_alloc` once the request's blocks are allocated for this step (it will run).
 - `build_orders` once per step.
 - `worker_reported` with each step's worker report.
@@ -29,8 +31,9 @@ from typing import Any
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import RequestStatus, ServedRequest
+from cacheprune.vllm.cold_probe import ColdProbe, Probe, Route
 from cacheprune.vllm.detection_thread import PENDING, DetectionThread
-from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
+from cacheprune.vllm.orders import PrefillOrder, PublishOrder, StepOrders, WorkerReport
 from cacheprune.vllm.prompt_mask import mask_token_ids, parse_public_ranges
 from cacheprune.vllm.salts import salt_problem
 from cacheprune.vllm.settings import ISOLATE_KEY, PUBLIC_RANGES_KEY, ConnectorSettings
@@ -41,28 +44,38 @@ logger = logging.getLogger(__name__)
 PUBLISHABLE_ENDS = frozenset({"FINISHED_STOPPED", "FINISHED_LENGTH_CAPPED",
                               "FINISHED_REPETITION"})
 SHARED_TENANT = "shared"  # the tenant of every request with tenant_source "none"
+# An admitted request and what the pool holds of it (None: no probe, or its lookup failed).
+Admission = tuple[ServedRequest, Probe | None]
 
 
 class SchedulerSide:
     def __init__(self, settings: ConnectorSettings, tokenizer: ChatTokenizer,
-                 policy: DetectionPolicy, min_tokens: int) -> None:
+                 policy: DetectionPolicy, min_tokens: int, probe: ColdProbe | None = None
+                 ) -> None:
         self._settings = settings
+        self._probe = probe
         self._tokenizer = tokenizer
         self._policy = policy
         self._min_tokens = min_tokens  # shorter prompts can neither reuse nor publish
         # Each request vLLM asked about, until it finishes: ADMITTED, then PREFILLED once its
         # first prefill is ordered; None when vLLM computes it alone.
         self._requests: dict[str, ServedRequest | None] = {}
+        # With a probe: what the pool holds of each admitted request, then who computes it
+        # (decided when vLLM first asks, knowing its own prefix hit), and that hit.
+        self._probes: dict[str, Probe | None] = {}
+        self._routes: dict[str, Route] = {}
+        self._num_local: dict[str, int] = {}
         # Requests whose publication was ordered and the worker has not settled (finished or
         # not); a FINISHED one keeps vLLM stepping.
         self._unsettled: dict[str, ServedRequest] = {}
         # What the next step's metadata carries: prefill orders and how requests ended.
         self._orders: list[PrefillOrder] = []
+        self._publications: list[PublishOrder] = []
         self._verdicts: dict[str, bool] = {}
         self._warned_unsalted = False
         self._step_tokens = 0  # prompt tokens granted a prefill in the step being scheduled
         self._granted: set[str] = set()
-        self._detection: DetectionThread[ServedRequest] | None = \
+        self._detection: DetectionThread[Admission] | None = \
             DetectionThread() if settings.detection_thread else None
 
     # ---- admission -----------------------------------------------------------------------
@@ -81,6 +94,9 @@ class SchedulerSide:
             return None
         if admitted is None:
             return 0
+        assert isinstance(admitted, ServedRequest)
+        if self._route(admitted, num_computed_tokens) is not Route.CACHEPRUNE:
+            return 0
         num_external = max(int(request.num_tokens) - 1 - num_computed_tokens, 0)
         if num_external == 0 or request.request_id in self._granted:
             return num_external
@@ -98,18 +114,40 @@ class SchedulerSide:
         if request_id in self._requests:
             return self._requests[request_id]
         eligible = self._eligible(request)
-        admitted: ServedRequest | None
+        admission: Admission | None
         if eligible is None:
-            admitted = None
+            admission = None
         elif self._detection is None:
-            admitted = self._masked(*eligible)
+            admission = self._masked_and_probed(*eligible)
         else:
-            found = self._detection.poll(request_id, lambda: self._masked(*eligible))
+            found = self._detection.poll(request_id, lambda: self._masked_and_probed(*eligible))
             if found is PENDING:
                 return PENDING
-            admitted = found  # type: ignore[assignment]
-        self._requests[request_id] = admitted
-        return admitted
+            admission = found  # type: ignore[assignment]
+        if admission is None:
+            self._requests[request_id] = None
+            return None
+        self._requests[request_id], self._probes[request_id] = admission
+        return admission[0]
+
+    def _masked_and_probed(self, request_id: str, tenant: str, prompt: tuple[int, ...],
+                           public_ranges: list[tuple[int, int]]) -> Admission | None:
+        """Detection, then (with a probe) the pool's lookup: the admission's costly parts."""
+        masked = self._masked(request_id, tenant, prompt, public_ranges)
+        if masked is None:
+            return None
+        return masked, None if self._probe is None else self._probe.probe(masked)
+
+    def _route(self, admitted: ServedRequest, num_local: int) -> Route:
+        """Who computes the admitted request (decided once; CACHEPRUNE without a probe)."""
+        request_id = admitted.request_id
+        self._num_local[request_id] = num_local
+        route = self._routes.get(request_id)
+        if route is None:
+            route = Route.CACHEPRUNE if self._probe is None else \
+                self._probe.route(admitted, self._probes[request_id], num_local)
+            self._routes[request_id] = route
+        return route
 
     def _eligible(self, request: Any
                   ) -> tuple[str, str, tuple[int, ...], list[tuple[int, int]]] | None:
@@ -182,9 +220,20 @@ class SchedulerSide:
         return None
 
     def after_alloc(self, request: Any, block_ids: list[int], num_external_tokens: int) -> None:
-        """The request runs this step; order its prefill if vLLM took cacheprune's tokens."""
-        admitted = self._requests.get(request.request_id)
-        if admitted is None or num_external_tokens == 0:
+        """The request runs this step; order its prefill if vLLM took cacheprune's tokens, or
+        its publication if vLLM computes it and it has something to publish."""
+        request_id = request.request_id
+        admitted = self._requests.get(request_id)
+        if admitted is None:
+            return
+        if num_external_tokens == 0:
+            if self._routes.get(request_id) is Route.VLLM_THEN_PUBLISH \
+                    and admitted.status is RequestStatus.ADMITTED:
+                prompt = [int(t) for t in request.all_token_ids]
+                self._publications.append(PublishOrder(admitted.prefill_copy(prompt),
+                                                       self._num_local[request_id]))
+                admitted.advance(RequestStatus.PREFILLED)
+                self._unsettled[request_id] = admitted
             return
         token_ids = [int(t) for t in request.all_token_ids]
         num_local = len(token_ids) - 1 - num_external_tokens
@@ -205,8 +254,8 @@ class SchedulerSide:
         `computes`: it runs a forward pass."""
         in_step = any(not order.in_background for order in self._orders)
         orders = StepOrders(self._orders, self._verdicts, admits or bool(self._orders),
-                            computes or in_step)
-        self._orders, self._verdicts = [], {}
+                            computes or in_step, self._publications)
+        self._orders, self._verdicts, self._publications = [], {}, []
         self._step_tokens, self._granted = 0, set()
         return orders
 
@@ -232,19 +281,32 @@ class SchedulerSide:
     def num_tracked_requests(self) -> int:
         """Requests the scheduler side holds any state for (for leak checks)."""
         detecting = 0 if self._detection is None else self._detection.num_running
-        return detecting + len(set(self._requests) | set(self._unsettled) | set(self._verdicts)
-                               | {order.request.request_id for order in self._orders})
+        return detecting + len(
+            set(self._requests) | set(self._unsettled) | set(self._verdicts) | set(self._probes)
+            | set(self._routes) | set(self._num_local)
+            | {order.request.request_id for order in self._orders}
+            | {order.request.request_id for order in self._publications})
 
     # ---- end of a request ----------------------------------------------------------------
+
+    def close(self) -> None:
+        """vLLM shuts down: stop the detection thread, close the probe's pool."""
+        if self._detection is not None:
+            self._detection.close()
+        if self._probe is not None:
+            self._probe.close()
 
     def finished(self, request: Any) -> None:
         """Every end of a request: forget it; tell the worker whether to publish."""
         request_id = request.request_id
-        self._requests.pop(request_id, None)
+        for memo in (self._requests, self._probes, self._routes, self._num_local):
+            memo.pop(request_id, None)
         if self._detection is not None:
             self._detection.forget(request_id)
         self._orders = [order for order in self._orders
                         if order.request.request_id != request_id]
+        self._publications = [order for order in self._publications
+                              if order.request.request_id != request_id]
         # NOTE: the request's first prefill was ordered and its publication is not settled
         # (a later prefill may have failed since: the publication still waits for this).
         unsettled = self._unsettled.get(request_id)

@@ -13,6 +13,7 @@ from cacheprune import defaults
 
 TenantSource = Literal["cache_salt", "none"]
 PublisherWeights = Literal["copy", "shared"]
+ColdPrompts = Literal["vllm", "cacheprune"]
 # The key of a request's `kv_transfer_params` that holds its public ranges: a list of
 # [start, end) character offsets into the prompt's text (`accept_public_ranges`).
 PUBLIC_RANGES_KEY = "cacheprune_public_ranges"
@@ -61,6 +62,11 @@ class ConnectorSettings(BaseModel):
     running request then waits for. Off by default because the loader computes with the copy
     of the weights, whose CPU kernels ran about 3x slower than vLLM-CPU's on the 2-core
     machine it was measured on, where it lost throughput (docs/vllm.md, Measured).
+    `cold_prompts`: who computes a prompt the pool has little of (under a quarter of its
+    tokens). "vllm" (the default): vLLM, with its own kernels and batching; cacheprune still
+    publishes it when it is the publication threshold's k-th tenant (`cold_probe`). The
+    scheduler's process looks each prompt up for that, which a memory:// pool does not allow
+    (then as "cacheprune"). "cacheprune": cacheprune's prefill computes every prompt it admits.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -89,6 +95,7 @@ class ConnectorSettings(BaseModel):
     detection_thread: bool = True
     publisher_weights: PublisherWeights = "copy"
     async_load: bool = False
+    cold_prompts: ColdPrompts = "vllm"
 
 
 def parse_settings(extra_config: Any) -> ConnectorSettings:

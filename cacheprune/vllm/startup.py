@@ -29,6 +29,7 @@ from cacheprune.models.hf_loader import load_hf_folder
 from cacheprune.serving import Engine, EngineConfig
 from cacheprune.vllm import TOKENIZER_MODE
 from cacheprune.vllm.blend import Blender
+from cacheprune.vllm.cold_probe import ColdProbe
 from cacheprune.vllm.settings import ConnectorConfigError, ConnectorSettings
 
 logger = logging.getLogger(__name__)
@@ -105,6 +106,32 @@ def open_blender(vllm_config: Any, settings: ConnectorSettings, vllm_model: nn.M
                  policy: DetectionPolicy, tokenizer: ChatTokenizer) -> Blender:
     from cacheprune.vllm.internals import transformer_over
 
+    folder, config, identity = model_shape(vllm_config)
+    model = transformer_over(vllm_model, config, identity)
+    engine = Engine(model, tokenizer, policy, engine_config(settings))
+    copy = weights_copy(folder, config, identity) if settings.publisher_weights == "copy" \
+        else None
+    return Blender(engine, copy)
+
+
+def open_probe(vllm_config: Any, settings: ConnectorSettings, policy: DetectionPolicy,
+               tokenizer: ChatTokenizer) -> ColdProbe | None:
+    """The scheduler's lookups (`cold_probe`), or None when every admitted prompt is
+    cacheprune's: `cold_prompts` "cacheprune", or a memory:// pool (the worker's own)."""
+    if settings.cold_prompts != "vllm":
+        return None
+    if settings.pool_url.startswith("memory:"):
+        logger.info("cacheprune: the pool is memory://, which the scheduler's process cannot "
+                    "look into: cacheprune computes every prompt it admits, cold ones too")
+        return None
+    _, config, identity = model_shape(vllm_config)
+    with torch.device("meta"):  # never run: it names the pool's entries and their shape
+        model = Transformer(config, identity)
+    return ColdProbe(Engine(model, tokenizer, policy, engine_config(settings)))
+
+
+def model_shape(vllm_config: Any) -> tuple[Path, ModelConfig, str]:
+    """The model's folder, its shapes (with vLLM's context length) and its pool identity."""
     model_config = vllm_config.model_config
     folder = Path(str(model_config.model))
     try:
@@ -114,12 +141,7 @@ def open_blender(vllm_config: Any, settings: ConnectorSettings, vllm_model: nn.M
             f"CachePruneConnector reads the model's config.json from its local folder: "
             f"{error}") from error
     config = dataclasses.replace(config, max_context=int(model_config.max_model_len))
-    identity = model_id(folder, model_config.dtype)
-    model = transformer_over(vllm_model, config, identity)
-    engine = Engine(model, tokenizer, policy, engine_config(settings))
-    copy = weights_copy(folder, config, identity) if settings.publisher_weights == "copy" \
-        else None
-    return Blender(engine, copy)
+    return folder, config, model_id(folder, model_config.dtype)
 
 
 def weights_copy(folder: Path, config: ModelConfig, identity: str) -> Transformer | None:

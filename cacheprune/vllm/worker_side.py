@@ -39,9 +39,10 @@ import torch
 from cacheprune.serving import RequestStatus, ServedRequest
 from cacheprune.vllm import kv_layout, model_turns
 from cacheprune.vllm.blend import Blender, PendingPublication
+from cacheprune.vllm.cold_probe import new_text_after
 from cacheprune.vllm.kv_layout import TileLayout
 from cacheprune.vllm.loader import Loader
-from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
+from cacheprune.vllm.orders import PrefillOrder, PublishOrder, StepOrders, WorkerReport
 from cacheprune.vllm.publisher import Publisher, Settled, Staged
 from cacheprune.vllm.request_log import PrefillFigures, RequestLog
 
@@ -135,6 +136,20 @@ class WorkerSide:
                                 if not order.in_background]))
         self._loading.update(order.request.request_id for order in in_background)
         self._loader.submit(in_background)
+        for publication in orders.publications:
+            self._publish_after_vllm(publication)
+
+    def _publish_after_vllm(self, order: PublishOrder) -> None:
+        """A request vLLM computes itself goes to the publisher with its new text."""
+        request, num_local = order.request, order.num_local_tokens
+        request.advance(RequestStatus.PREFILLED)  # by vLLM, in this step
+        self._request_log.prefill(request.request_id, request.num_tokens, PrefillFigures(
+            [], 0, request.num_tokens - num_local, num_local), computed_by="vllm")
+        if self._publisher.submit(request, new_text_after(request, num_local)):
+            self._requests[request.request_id] = request
+        else:
+            self._figures["dropped"] += 1
+            self._mark_settled(request.request_id, 0)
 
     def _load(self, orders: Sequence[PrefillOrder], background: bool = False
               ) -> Iterator[Loaded]:

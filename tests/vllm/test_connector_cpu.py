@@ -62,10 +62,12 @@ def engine(model_folder, pool_dir, audit_log, request_log, reference):
 
     from cacheprune.vllm import kv_transfer_config
 
-    # publish_threshold=1: these tests share between two tenants from the first request on
+    # publish_threshold=1: these tests share between two tenants from the first request on.
+    # cold_prompts "cacheprune": cacheprune's prefill computes cold prompts too, which the
+    # first test compares with plain vLLM (by default vLLM computes them: test_openai_server).
     config = kv_transfer_config(pool_url=f"file://{pool_dir}", pool_budget_bytes=1 << 30,
                                 audit_log=str(audit_log), request_log=str(request_log),
-                                publish_threshold=1)
+                                publish_threshold=1, cold_prompts="cacheprune")
     llm = LLM(model_folder, kv_transfer_config=config, disable_log_stats=False, **ENGINE_ARGS)
     yield llm
     llm.llm_engine.engine_core.shutdown()

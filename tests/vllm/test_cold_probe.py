@@ -1,0 +1,159 @@
+"""Cold prompts go to vLLM (`cold_probe`): the scheduler half looks each prompt up in a real
+file pool and answers vLLM 0 for one the pool has little of; the k-th tenant's cold prompt is
+still published, by the worker's publisher from its tokens alone, and the next tenant's prompt
+is cacheprune's (warm). Real model, real detectors, no vLLM engine."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from cacheprune.detectors import load_policy
+from cacheprune.engine import Transformer
+from cacheprune.serving import Engine, EngineConfig
+from cacheprune.vllm import kv_layout
+from cacheprune.vllm.blend import Blender
+from cacheprune.vllm.cold_probe import ColdProbe, Route, new_text_after
+from cacheprune.vllm.orders import PublishOrder, StepOrders
+from cacheprune.vllm.request_log import RequestLog
+from cacheprune.vllm.scheduler_side import SchedulerSide
+from cacheprune.vllm.settings import parse_settings
+from cacheprune.vllm.worker_side import WorkerSide
+
+POOL_KEY = "cacheprune-tests-pool-key-0123456789abcdef"
+DOCUMENT = ("The estuary's tide tables are printed each spring by the harbour office; the "
+            "ferry timetable follows them closely through the summer months, and the pilots "
+            "keep a copy on the bridge of every boat that crosses the bar at low water. ") * 4
+
+
+def prompt(name: str, email: str) -> str:
+    return (f"You answer questions for {name}, e-mail {email}.\n\nDocument:\n{DOCUMENT}\n\n"
+            "Question: who keeps a copy of the tables? Answer:")
+
+
+def vllm_request(tokenizer, request_id: str, tenant: str, text: str) -> SimpleNamespace:
+    """What the scheduler half reads of vLLM's request."""
+    ids = tokenizer.encode(text).ids
+    return SimpleNamespace(request_id=request_id, prompt_token_ids=ids, all_token_ids=list(ids),
+                           num_tokens=len(ids), cache_salt=tenant, mm_features=[],
+                           prompt_embeds=None, pooling_params=None,
+                           status=SimpleNamespace(name="FINISHED_LENGTH_CAPPED"))
+
+
+@pytest.fixture
+def deployment(default_model, tmp_path):
+    """The two halves over one file pool, as in two processes: the scheduler's probe through
+    an engine whose model is on the meta device, the worker's blender over the real model."""
+    model, tokenizer = default_model
+    config = EngineConfig(pool_url=f"file://{tmp_path / 'pool'}", pool_key=POOL_KEY,
+                          publish_threshold=2)
+    policy = load_policy()
+    with torch.device("meta"):
+        shape_only = Transformer(model.config, model.model_id)
+    probe = ColdProbe(Engine(shape_only, tokenizer, policy, config))
+    settings = parse_settings({"pool_url": config.pool_url, "detection_thread": False,
+                               "publish_threshold": 2})
+    scheduler = SchedulerSide(settings, tokenizer, policy, min_tokens=64, probe=probe)
+    worker_engine = Engine(model, tokenizer, policy, config)
+    worker = WorkerSide(Blender(worker_engine), 16,
+                        kv_layout.token_major_layout(16, model.config.head_dim),
+                        model.config.num_layers, RequestLog(str(tmp_path / "requests.jsonl")))
+    yield SimpleNamespace(scheduler=scheduler, worker=worker, engine=worker_engine,
+                          tokenizer=tokenizer, probe=probe)
+    scheduler.close()
+    worker.close()
+
+
+def step(deployment, request, num_external: int) -> StepOrders:
+    """vLLM schedules `request` with `num_external` tokens from the connector; the worker gets
+    the step's orders and the publisher's results are applied until nothing is pending."""
+    deployment.scheduler.after_alloc(request, [], num_external)
+    orders = deployment.scheduler.build_orders(admits=True)
+    deployment.worker.start_step(orders)
+    deployment.worker.end_step()
+    return orders
+
+
+def finish(deployment, request) -> int:
+    """vLLM ends `request` well; returns the tokens its publication published."""
+    deployment.scheduler.finished(request)
+    published = 0
+    for _ in range(2000):
+        deployment.worker.start_step(deployment.scheduler.build_orders(computes=False))
+        deployment.worker.end_step()
+        figures = deployment.worker.take_figures()
+        published += figures["published"]
+        report = deployment.worker.take_report()
+        if report is not None:
+            deployment.scheduler.worker_reported(report)
+            if request.request_id in report.settled:
+                return published
+    raise AssertionError(f"request {request.request_id} was never settled")
+
+
+def test_cold_prompts_go_to_vllm_and_the_kth_tenant_publishes_from_its_tokens(deployment):
+    tokenizer = deployment.tokenizer
+    first = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
+    # First tenant, k = 2: nothing common yet, nothing to publish: vLLM computes it alone.
+    assert deployment.scheduler.matched_tokens(first, 0) == 0
+    orders = step(deployment, first, 0)
+    assert orders.prefills == [] and orders.publications == []
+    deployment.scheduler.finished(first)
+
+    second = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
+    # Second tenant: the document is common now, the pool still has none of it: vLLM computes
+    # the prompt, and the worker publishes it (it holds a private value: the private-free
+    # pass computes all it stages).
+    assert deployment.scheduler.matched_tokens(second, 16) == 0
+    orders = step(deployment, second, 0)
+    assert orders.prefills == []
+    (order,) = orders.publications
+    assert isinstance(order, PublishOrder) and order.num_local_tokens == 16
+    assert order.request.num_private > 0
+    assert finish(deployment, second) > 0.8 * len(tokenizer.encode(DOCUMENT).ids)
+
+    # Third tenant: the pool serves the document: cacheprune computes the prompt.
+    third = vllm_request(tokenizer, "c", "tenant-c", prompt("Cy Rowe", "cy@example.com"))
+    assert deployment.scheduler.matched_tokens(third, 0) == third.num_tokens - 1
+    deployment.scheduler.finished(third)
+    assert deployment.scheduler.num_tracked_requests == 0
+
+
+def test_routes_follow_what_the_pool_holds_and_what_publishing_needs(deployment):
+    tokenizer = deployment.tokenizer
+    scheduler, probe = deployment.scheduler, deployment.probe
+
+    def route(request_id: str, tenant: str, text: str) -> Route:
+        request = vllm_request(tokenizer, request_id, tenant, text)
+        admitted = scheduler._admit(request)
+        return probe.route(admitted, scheduler._probes[request_id], 0)
+
+    public = "Question about the tables, no private detail here.\n\n" + DOCUMENT
+    assert route("p1", "tenant-a", public) is Route.VLLM  # under the threshold
+    # Common now, nothing private: publishing reads the request's own KV, so cacheprune
+    # computes it.
+    assert route("p2", "tenant-b", public) is Route.CACHEPRUNE
+
+
+def test_a_failed_lookup_leaves_the_prompt_to_vllm(deployment, caplog):
+    tokenizer, scheduler = deployment.tokenizer, deployment.scheduler
+    first = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
+    assert scheduler.matched_tokens(first, 0) == 0
+    scheduler.finished(first)
+    deployment.probe._engine.pool.close()  # a fault injected on purpose: the pool is gone
+    # The second tenant's prompt would be published (first test); its lookup fails instead.
+    second = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
+    assert scheduler.matched_tokens(second, 0) == 0
+    assert step(deployment, second, 0).publications == []
+    assert "looking up request b failed" in caplog.text
+    scheduler.finished(second)
+    assert scheduler.num_tracked_requests == 0
+
+
+def test_new_text_of_a_prompt_vllm_computes_starts_after_its_own_hit():
+    request = SimpleNamespace(num_tokens=5)
+    assert new_text_after(request, 2).tolist() == [False, False, True, True, True]
+    assert np.all(new_text_after(request, 0))
