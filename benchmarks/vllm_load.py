@@ -261,6 +261,9 @@ def main() -> None:
     parser.add_argument("--contenders", default=",".join(CONTENDERS),
                         help=f"of {', '.join(CONTENDERS + CONNECTORS[1:])}")
     parser.add_argument("--base-tree", help="source tree of the contender 'base'")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the work folder (request logs, server logs, pools) and "
+                             "print where it is")
     parser.add_argument("--publish-threshold", type=int,
                         help="the connectors' publish_threshold (default: the connector's, 3; "
                              "a document is reused from its (k+1)-th tenant on)")
@@ -287,7 +290,10 @@ def main() -> None:
                         print(json.dumps({"contender": contender, "concurrency": level,
                                           **results[(contender, level)]}), flush=True)
     finally:
-        shutil.rmtree(work_dir, ignore_errors=True)  # the pool, the request log, server logs
+        if args.keep:
+            print(f"work folder kept: {work_dir}", flush=True)
+        else:
+            shutil.rmtree(work_dir, ignore_errors=True)  # the pools, request and server logs
     report(results, contenders, levels)
 
 

@@ -89,6 +89,15 @@ class PoolSharing(SharingStrategy):
         return [match for match in session.lookup(view.token_ids, view.private, declared)
                 if self.accepts(match)]
 
+    def served_mask(self, request: ServedRequest, matches: list[Match]) -> MaskArray:
+        """Which of the prompt's tokens `matches` (this request's, from `matches`) cover."""
+        view = self.search_view(request)
+        served = np.zeros(request.num_tokens, dtype=np.bool_)
+        for match in matches:
+            for start, _, length in view.pieces(match.request_start, match.length):
+                served[start:start + length] = True
+        return served
+
     def plan(self, request: ServedRequest, session: PoolSession) -> PrefillPlan:
         view = self.search_view(request)
         reused = []

@@ -134,7 +134,11 @@ class Blender:
                 published = engine.publish(request, session, strategy)
             else:
                 assert isinstance(strategy, PoolSharing), "a probe needs a pool strategy"
-                strategy.matches(request, session)  # counts the request's windows here
+                # NOTE: the lookup counts the request's windows in this session, and finds
+                # what another request published since the probe: that is not new any more
+                # (a later tenant's job behind the k-th's then skips the pass).
+                matches = strategy.matches(request, session)
+                new_text = new_text & ~strategy.served_mask(request, matches)
                 published = strategy.publish_new_text(request, session, new_text)
             if not published:
                 return 0

@@ -18,13 +18,14 @@ A request's publication (annotate, isolated KV, stage) and its settling (commit 
 in the publisher thread (`publisher`), over its own copy of the weights or, failing that,
 over vLLM's layers in turns with the steps (`model_turns`). At most MAX_WAITING_PUBLICATIONS
 wait or run; a request beyond them is not published (counted in the figures as `dropped`): a
-later request with the same document publishes it. A publication is published or discarded
-when the scheduler's verdict on how the request ended arrives; every request with a
-publication is settled exactly once.
+later request with the same document publishes it. A publication is committed as soon as it
+is staged, unless the scheduler's verdict that the request ended badly came first (then it is
+discarded, or skipped if it has not run); every request with a publication is settled
+exactly once.
 
-The worker advances each order's `ServedRequest`: PREFILLED (its prefill ran), STAGED (the
-publisher staged its segments), FINISHED (its publication settled); `ended_well` is the
-scheduler's verdict, which may come before or after the staging.
+The worker advances each order's `ServedRequest`: PREFILLED (its prefill ran, or vLLM's),
+FINISHED (its publication settled); `ended_well` is the scheduler's verdict, which may come
+before or after the commit.
 """
 
 from __future__ import annotations
@@ -38,12 +39,12 @@ import torch
 
 from cacheprune.serving import RequestStatus, ServedRequest
 from cacheprune.vllm import kv_layout, model_turns
-from cacheprune.vllm.blend import Blender, PendingPublication
+from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.cold_probe import new_text_after
 from cacheprune.vllm.kv_layout import TileLayout
 from cacheprune.vllm.loader import Loader
 from cacheprune.vllm.orders import PrefillOrder, PublishOrder, StepOrders, WorkerReport
-from cacheprune.vllm.publisher import Publisher, Settled, Staged
+from cacheprune.vllm.publisher import Publisher
 from cacheprune.vllm.request_log import PrefillFigures, RequestLog
 
 logger = logging.getLogger(__name__)
@@ -98,10 +99,8 @@ class WorkerSide:
         self._num_layers = num_layers
         self._layers: list[torch.Tensor] = []
         self._device = torch.device("cpu")
-        # Requests whose publication is not settled: PREFILLED (with the publisher) or STAGED.
+        # Requests whose publication is not settled (PREFILLED, with the publisher).
         self._requests: dict[str, ServedRequest] = {}
-        # The staged publications of STAGED requests whose settling is not yet sent.
-        self._publications: dict[str, PendingPublication] = {}
         self._verdicts: dict[str, bool] = {}  # arrived, not yet applied
         self._report = WorkerReport()
         self._failed_blocks: set[int] = set()
@@ -256,6 +255,10 @@ class WorkerSide:
         self._figures["recomputed"] += figures.num_recomputed
         if not order.publish:
             return
+        if self._verdicts.get(request.request_id) is False:  # aborted while it loaded
+            del self._verdicts[request.request_id]
+            self._mark_settled(request.request_id, 0)
+            return
         if not self._blender.worth_publishing(request):
             self._mark_settled(request.request_id, 0)  # nothing to publish: no publisher slot
             return
@@ -279,30 +282,14 @@ class WorkerSide:
                 self._mark_settled(request_id, 0)  # nothing went to the publisher
             elif request.ended_well is None:
                 request.ended_well = ended_well
-                if request.status is RequestStatus.STAGED:
-                    self._settle(request)
-                elif not ended_well:
-                    self._publisher.cancel(request_id)
+                if not ended_well:
+                    self._publisher.cancel(request_id)  # unless committed already
         # NOTE: a step that computed nothing exists only to wait for publications (vLLM
         # keeps stepping for them): wait a little for one instead of spinning.
         idle = not self._computes and not verdicts and not self._report.settled
         for result in self._publisher.take_done(IDLE_STEP_WAIT_S if idle else 0.0):
-            request = self._requests[result.request_id]
-            if isinstance(result, Settled) or result.publication is None:
-                del self._requests[result.request_id]
-                request.finish()
-                num_published = result.num_published_tokens if isinstance(result, Settled) else 0
-                self._mark_settled(result.request_id, num_published)
-                continue
-            request.attach_published(result.publication.published)
-            self._publications[result.request_id] = result.publication
-            if request.ended_well is not None:
-                self._settle(request)
-
-    def _settle(self, request: ServedRequest) -> None:
-        assert request.ended_well is not None, "settled on the scheduler's verdict"
-        publication = self._publications.pop(request.request_id)
-        self._publisher.settle(request.request_id, publication, request.ended_well)
+            self._requests.pop(result.request_id).finish()
+            self._mark_settled(result.request_id, result.num_published_tokens)
 
     def _mark_settled(self, request_id: str, num_published_tokens: int) -> None:
         if request_id in self._report.settled:
@@ -338,19 +325,11 @@ class WorkerSide:
         return failed
 
     def close(self) -> None:
-        """vLLM shuts down: what waits for a verdict is discarded (nothing half-published)."""
+        """vLLM shuts down: publications not started are dropped (the one running finishes or
+        is abandoned after the publisher's wait; the pool drops what was never committed)."""
         model_turns.release_after_step()
         self._loader.close()
-        for job in self._publisher.close():
-            publication = getattr(job, "publication", None)
-            if publication is not None:
-                _discard(publication)
-        for result in self._publisher.take_done():
-            if isinstance(result, Staged) and result.publication is not None:
-                _discard(result.publication)
-        for publication in self._publications.values():
-            _discard(publication)
-        self._publications.clear()
+        self._publisher.close()
         self._requests.clear()
         self._request_log.close()
         self._blender.close()
@@ -392,10 +371,3 @@ def _computed_rows(order: PrefillOrder) -> int:
     plan = order.request.plan
     assert plan is not None, "after the plan"
     return int(plan.compute_mask().sum())
-
-
-def _discard(publication: PendingPublication) -> None:
-    try:
-        publication.settle(ended_well=False)
-    except Exception:  # noqa: BLE001 - shutting down: the pool drops what was never committed
-        logger.exception("cacheprune: discarding a publication at shutdown failed")

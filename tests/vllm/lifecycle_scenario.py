@@ -101,7 +101,8 @@ def main() -> None:
     (unsalted,) = second.generate([request(prompts["unsalted"], None)], greedy, use_tqdm=False)
     result["unsalted"] = list(unsalted.outputs[0].token_ids)
 
-    # An abort after the request's segments were staged: they are discarded.
+    # An abort before the request's segments are staged: they are discarded. (Staged first,
+    # they would be published: a publication never depends on how its request ends.)
     engine = second.llm_engine
     # NOTE: publications run in the worker's publisher thread, after their requests: the
     # earlier requests' are settled first, so that only this one's can publish below.
@@ -111,15 +112,17 @@ def main() -> None:
     engine.add_request("abort-me", request(*prompts["abort"]),
                        SamplingParams(temperature=0.0, max_tokens=ABORTED_TOKENS,
                                       ignore_eos=True))
-    # Its publication is staged by the publisher thread while the engine decodes: step until
-    # it is there (long before ABORTED_TOKENS steps), then abort.
-    wait_for(lambda: any((pool_dir / "staging").iterdir()), engine)
-    result["staged_before_abort"] = len(list((pool_dir / "staging").iterdir()))
+    # Step until its prefill (and publication) is ordered, then abort at once: its
+    # private-free pass takes far longer than the step that carries the verdict.
+    wait_for(lambda: any(e["request_id"].startswith("abort-me")
+                         for e in events(requests_log, "prefill")), engine)
     result["aborted_while_running"] = engine.has_unfinished_requests()
     engine.abort_request(["abort-me"])
     # Its settled line is written once the discard is done.
     wait_for(lambda: any(e["request_id"].startswith("abort-me")
                          for e in events(requests_log, "settled")), engine)
+    result["settled_abort"] = [e["num_published_tokens"] for e in events(requests_log, "settled")
+                               if e["request_id"].startswith("abort-me")]
     result["published_by_abort"] = len(events(audit, "publish")) - published
     # Leases are hard links in leases/, staged segments files in staging/.
     result["left_in_pool"] = [str(path.relative_to(pool_dir)) for folder in ("leases", "staging")

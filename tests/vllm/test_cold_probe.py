@@ -5,6 +5,7 @@ is cacheprune's (warm). Real model, real detectors, no vLLM engine."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -62,7 +63,7 @@ def deployment(default_model, tmp_path):
                         kv_layout.token_major_layout(16, model.config.head_dim),
                         model.config.num_layers, RequestLog(str(tmp_path / "requests.jsonl")))
     yield SimpleNamespace(scheduler=scheduler, worker=worker, engine=worker_engine,
-                          tokenizer=tokenizer, probe=probe)
+                          tokenizer=tokenizer, probe=probe, log=tmp_path / "requests.jsonl")
     scheduler.close()
     worker.close()
 
@@ -120,6 +121,59 @@ def test_cold_prompts_go_to_vllm_and_the_kth_tenant_publishes_from_its_tokens(de
     assert deployment.scheduler.matched_tokens(third, 0) == third.num_tokens - 1
     deployment.scheduler.finished(third)
     assert deployment.scheduler.num_tracked_requests == 0
+
+
+def settled_while_running(deployment, request_ids: set[str]) -> dict[str, int]:
+    """Step (nothing to compute, no request ended, so no verdict) until the worker has settled
+    every one of `request_ids`; returns the tokens each published, from the request log."""
+    for _ in range(3000):
+        deployment.worker.start_step(deployment.scheduler.build_orders(computes=False))
+        deployment.worker.end_step()
+        report = deployment.worker.take_report()
+        if report is not None:
+            deployment.scheduler.worker_reported(report)
+        lines = [json.loads(line) for line in deployment.log.read_text().splitlines()]
+        published = {line["request_id"]: line["num_published_tokens"] for line in lines
+                     if line["event"] == "settled"}
+        if request_ids <= set(published):
+            return published
+    raise AssertionError(f"never settled: {request_ids}")
+
+
+def test_a_publication_lands_before_its_request_ends_and_later_ones_skip_it(deployment,
+                                                                            monkeypatch):
+    from cacheprune.serving import public_sharing
+
+    passes = []
+    real_pass = public_sharing.PrivateFreePass.compute
+    monkeypatch.setattr(public_sharing.PrivateFreePass, "compute", classmethod(
+        lambda cls, *args: passes.append(args[1].num_tokens) or real_pass(*args)))
+    tokenizer, scheduler = deployment.tokenizer, deployment.scheduler
+    first = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
+    assert scheduler.matched_tokens(first, 0) == 0
+    scheduler.finished(first)
+    # Two tenants past the threshold arrive before anything is published: both cold, both
+    # ordered to publish, in one step.
+    later = [vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com")),
+             vllm_request(tokenizer, "c", "tenant-c", prompt("Cy Rowe", "cy@example.com"))]
+    for request in later:
+        assert scheduler.matched_tokens(request, 0) == 0
+        scheduler.after_alloc(request, [], 0)
+    orders = scheduler.build_orders(admits=True)
+    assert [order.request.request_id for order in orders.publications] == ["b", "c"]
+    deployment.worker.start_step(orders)
+    deployment.worker.end_step()
+    # Neither request ends: b's publication is committed once staged, and c's job, behind it,
+    # finds the document in the pool and has nothing new to publish.
+    published = settled_while_running(deployment, {"b", "c"})
+    assert published["b"] > 0.8 * len(tokenizer.encode(DOCUMENT).ids)
+    assert published["c"] == 0
+    assert len(passes) == 1, "c's job ran a private-free pass over text the pool had"
+    fourth = vllm_request(tokenizer, "d", "tenant-d", prompt("Di Noor", "di@example.com"))
+    assert scheduler.matched_tokens(fourth, 0) == fourth.num_tokens - 1  # warm
+    for request in [*later, fourth]:
+        scheduler.finished(request)
+    assert scheduler.num_tracked_requests == 0
 
 
 def test_routes_follow_what_the_pool_holds_and_what_publishing_needs(deployment):

@@ -85,9 +85,9 @@ def test_lifecycle(model_folder, tmp_path, tokenizer):
     # A failed prefill was recomputed by vLLM; a prompt vLLM chunked itself is unchanged.
     assert result["faulty"] == reference[3]
     assert result["unsalted"] == reference[4]
-    # The aborted request's staged segments were discarded, none published; no lease or
-    # staged segment of any request (failed, preempted, aborted) is left.
-    assert result["staged_before_abort"] > 0  # there was something to leak
+    # The request aborted before its segments were staged published none, and was settled
+    # once; no lease or staged segment of any request (failed, preempted, aborted) is left.
     assert result["aborted_while_running"]
+    assert result["settled_abort"] == [0]
     assert result["published_by_abort"] == 0
     assert result["left_in_pool"] == []

@@ -1,6 +1,6 @@
 """The connector's publisher thread over the own engine's real model and a real pool (no vLLM
-engine): a publication staged in the thread and committed is found by another tenant; the
-bound refuses more than it holds; a cancelled one is skipped; while the engine's step holds
+engine): a publication staged in the thread is committed at once and found by another tenant;
+the bound refuses more than it holds; a cancelled one is skipped; while the engine's step holds
 vLLM's layers (model_turns) the thread waits; closing hands back what never ran."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from cacheprune.serving import Engine, EngineConfig, ServedRequest
 from cacheprune.vllm import model_turns
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.orders import PrefillOrder
-from cacheprune.vllm.publisher import Publisher, Settled, Staged
+from cacheprune.vllm.publisher import Publisher, Settled
 
 PROFILE = "You answer for Alice Moreau, e-mail alice.moreau@example.com.\n\nDocument:\n"
 DOCUMENT = ("The river ferry leaves the north pier every forty minutes from six in the "
@@ -45,8 +45,8 @@ def order(engine: Engine, request_id: str, tenant: str = "tenant-a",
     return PrefillOrder(request, num_local_tokens=0, block_ids=(), publish=True)
 
 
-def results_until(publisher: Publisher, count: int) -> list[Staged | Settled]:
-    found: list[Staged | Settled] = []
+def results_until(publisher: Publisher, count: int) -> list[Settled]:
+    found: list[Settled] = []
     deadline = time.monotonic() + 600
     while len(found) < count:
         assert time.monotonic() < deadline, "the publisher never answered"
@@ -67,18 +67,15 @@ def pooled_tokens(engine: Engine, ids: np.ndarray) -> int:
         return sum(match.length for match in matches)
 
 
-def test_a_publication_staged_in_the_thread_is_found_once_committed(engine, blender):
+def test_a_publication_is_committed_in_the_thread_and_found(engine, blender):
     publisher = Publisher(blender, max_waiting=2)
     try:
         first = order(engine, "p1")
         prefill(blender, first)
+        assert pooled_tokens(engine, first.request.token_ids[24:]) == 0
         assert publisher.submit(first.request)
-        (staged,) = results_until(publisher, 1)
-        assert isinstance(staged, Staged) and staged.publication is not None
-        assert pooled_tokens(engine, first.request.token_ids[24:]) == 0  # staged only
-        publisher.settle("p1", staged.publication, ended_well=True)
         (settled,) = results_until(publisher, 1)
-        assert isinstance(settled, Settled) and settled.num_published_tokens > 0
+        assert settled.request_id == "p1" and settled.num_published_tokens > 0
         assert pooled_tokens(engine, first.request.token_ids[24:]) > 0
     finally:
         assert publisher.close() == []
@@ -97,20 +94,14 @@ def test_bound_cancel_and_close(engine, blender):
     assert publisher.submit(second.request)
     assert not publisher.submit(third.request)  # two wait already: refused
     done = results_until(publisher, 2)
-    assert {result.request_id: result.publication is None for result in done
-            if isinstance(result, Staged)} == {"q0": False, "q1": True}
+    published = {result.request_id: result.num_published_tokens for result in done}
+    assert published["q0"] > 0 and published["q1"] == 0
     assert publisher.submit(third.request)  # taken results free their places
     left = publisher.close()
     results = publisher.take_done()
     assert len(left) + len(results) == 1  # the third: never run, or run before the stop
     for result in results:
-        assert isinstance(result, Staged) and result.request_id == "q2"
-    for staged in done:
-        if isinstance(staged, Staged) and staged.publication is not None:
-            staged.publication.settle(ended_well=False)
-    for result in results:
-        if isinstance(result, Staged) and result.publication is not None:
-            result.publication.settle(ended_well=False)
+        assert result.request_id == "q2"
 
 
 def test_a_publisher_layer_call_waits_for_the_step():

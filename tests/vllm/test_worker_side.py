@@ -137,10 +137,15 @@ def test_a_step_prefills_its_requests_in_one_pass_and_a_fault_costs_one(engine):
     worker.close()
 
 
-def fresh_request(engine: Engine, request_id: str, tenant: str) -> ServedRequest:
-    """A request about a document nobody sent before: it has something to publish."""
-    fresh = ("A new leaflet for the lighthouse museum describes the lamp room, the keeper's "
-             "cottage and the shop, which sells maps and postcards of the coast. ") * 4
+LEAFLET = ("A new leaflet for the lighthouse museum describes the lamp room, the keeper's "
+           "cottage and the shop, which sells maps and postcards of the coast. ")
+
+
+def fresh_request(engine: Engine, request_id: str, tenant: str,
+                  sentence: str = LEAFLET) -> ServedRequest:
+    """A request about a document nobody sent before (`sentence` four times; each test its
+    own, since publications are committed as soon as staged): it has something to publish."""
+    fresh = sentence * 4
     ids = engine.tokenizer.encode(f"Client Di Vell, di@example.com\n\n{fresh}").ids
     private = np.zeros(len(ids), dtype=np.bool_)
     private[:8] = True
@@ -189,7 +194,9 @@ def test_background_orders_load_beside_the_steps_and_are_reported_once(engine):
     cache = PagedCache(engine)
     blender = HeldInBackground(Blender(engine))
     worker = published_worker(engine, blender, cache)
-    aborted = fresh_request(engine, "r4", "tenant-d")
+    aborted = fresh_request(engine, "r4", "tenant-d", sentence=(
+        "Tram drivers of the old depot tell visitors how the overhead wires were mended in "
+        "winter storms, while the volunteers repaint a wooden carriage every year. "))
     step = [served(engine, "r1", "tenant-b", "Client Bo Quint, bo@example.com"),
             served(engine, "r2", FAULTY, "Client Faye Ulto, faye@example.com"),
             served(engine, "r3", "tenant-c", "Client Cy Rowe, cy@example.com")]
