@@ -191,3 +191,54 @@ def shaped_login(given: str, family: str, faker_login: str, rng: random.Random) 
         f"{given_ascii}{family_ascii[:1]}", f"the_real_{given_ascii}",
         f"{family_ascii}.{given_ascii[0]}",
     ))
+
+
+# Fifth round (`compose_twins.py` only): identifiers with year, site or department segments, as
+# schools, employers and hospitals number people, and secrets as people and services write them.
+def coded_id(rng: random.Random) -> str:
+    """A segmented identifier: `2019-CS-0412`, `STU/2021/0458`, `EMP-UK-00417`, `K12-3349-7`."""
+    upper, digits = string.ascii_uppercase, string.digits
+
+    def letters(low: int, high: int) -> str:
+        return "".join(rng.choices(upper, k=rng.randint(low, high)))
+
+    def number(low: int, high: int) -> str:
+        return "".join(rng.choices(digits, k=rng.randint(low, high)))
+
+    year = str(rng.randint(1998, 2026))
+    shapes = (
+        lambda: f"{year}-{letters(2, 4)}-{number(3, 5)}",
+        lambda: f"{letters(2, 3)}/{year}/{number(3, 5)}",
+        lambda: f"{letters(2, 3)}-{letters(2, 2)}-{number(4, 6)}",
+        lambda: f"{letters(1, 1)}{number(2, 2)}-{number(3, 4)}-{number(1, 2)}",
+        lambda: f"{year[2:]}{letters(1, 2)}{number(4, 6)}",
+        lambda: f"{letters(1, 1)}{number(7, 8)}",
+        lambda: f"{number(3, 3)}.{number(3, 3)}.{number(3, 3)}",
+        lambda: f"{number(2, 2)}/{number(5, 7)}",
+        lambda: f"{letters(3, 3)}{number(3, 3)}{letters(1, 1)}{number(2, 3)}",
+        lambda: f"{letters(1, 2)}-{year}-{number(4, 5)}",
+    )
+    return rng.choice(shapes)()
+
+
+def shaped_secret(rng: random.Random) -> str:
+    """A password, PIN, passphrase, recovery code or service token as written in the wild."""
+    lower, alnum = string.ascii_lowercase, string.ascii_letters + string.digits
+    words = ("river", "copper", "maple", "orbit", "velvet", "harbor", "tiger", "lantern",
+             "pepper", "quartz", "meadow", "falcon", "sonne", "pluie", "gato", "fiets")
+
+    def chunk(size: int, alphabet: str = lower + string.digits) -> str:
+        return "".join(rng.choices(alphabet, k=size))
+
+    shapes = (
+        lambda: "".join(rng.choices(string.digits, k=rng.choice((4, 4, 6, 8)))),
+        lambda: "-".join(rng.sample(words, rng.randint(3, 4))) + str(rng.randint(0, 99)),
+        lambda: f"{rng.choice(words).capitalize()}{rng.randint(1970, 2030)}{rng.choice('!?#$%*')}",
+        lambda: "-".join(chunk(4) for _ in range(rng.randint(3, 4))),
+        lambda: "eyJ" + chunk(rng.randint(18, 30), alnum) + "." + chunk(rng.randint(20, 40), alnum),
+        lambda: chunk(40, alnum + "/+"), lambda: "whsec_" + chunk(rng.randint(24, 32), alnum),
+        lambda: rng.choice(("SG.", "xoxp-", "AIza", "sk-proj-", "hf_", "npm_")) + chunk(
+            rng.randint(24, 36), alnum),
+        lambda: chunk(rng.randint(8, 12), alnum + "!@#$%&*"),
+    )
+    return rng.choice(shapes)()
