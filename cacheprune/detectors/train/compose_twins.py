@@ -86,28 +86,6 @@ _PUBLIC_FIELDS = (
     ("Attachment", ("screenshot.png", "invoice_{_num}.pdf", "log.txt")),
     ("Consent", ("[x] I agree to the terms", "yes", "[ ] subscribe to the newsletter")),
 )
-# Keys and labels that name a person or an account, holding one in the private twin and a
-# public thing in the PII-free one: a product, a team, a queue, a service account, a place.
-_PERSON_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "name": (("{PERSON:full}", "{PERSON:full}"),
-             ("Widget Pro", "Quarterly report", "Team Phoenix", "Northwind Traders Ltd",
-              "Standard plan", "Harbour Line", "Spring Festival", "Blue Ridge Trail")),
-    "owner": (("{USERNAME:shaped}", "{PERSON:full}"),
-              ("team-payments", "platform-team", "Finance", "IT Operations", "data-eng")),
-    "created_by": (("{USERNAME:shaped}", "{USERNAME}"),
-                   ("system", "scheduler", "automation", "release-bot", "ci", "import-job")),
-    "assignee": (("{PERSON:full}", "{USERNAME:shaped}"),
-                 ("unassigned", "Tier 2 queue", "Service Desk", "on-call rota", "nobody")),
-    "author": (("{PERSON:full}", "{USERNAME}"),
-               ("The Editorial Board", "W3C Working Group", "Support Team", "Legal", "Docs")),
-    "user": (("{USERNAME}", "{USERNAME:shaped}"),
-             ("anonymous", "guest", "system", "public", "all users", "(none)")),
-    "contact": (("{PERSON:full}", "{EMAIL}", "{PHONE}"),
-                ("Customer Service", "the front desk", "Service Desk", "Reception")),
-    "location": (("{ADDRESS}",), ("Head office", "{_city}", "Building {_num}", "Online",
-                                  "Main hall", "Remote")),
-    "signed_by": (("{PERSON:full}",), ("The Management", "Board of Directors", "HR Department")),
-}
 _JSON_PRIVATE_KEYS = {
     "PERSONAL_ID": ("employee_id", "staffNo", "student_id", "badge", "vin", "imei",
                     "personnel_number", "matricule"),
@@ -174,14 +152,6 @@ def _field(rng: random.Random, private: bool, kind: str | None = None) -> tuple[
     return label, rng.choice(_WITHHELD)
 
 
-def _person_key(rng: random.Random, private: bool, label: bool = False) -> tuple[str, str]:
-    """A key naming a person or an account, with a private value or a public thing."""
-    key = rng.choice(tuple(_PERSON_KEYS))
-    private_values, public_values = _PERSON_KEYS[key]
-    value = rng.choice(private_values if private else public_values)
-    return (key.replace("_", " ").capitalize() if label else key), value
-
-
 def _public_field(rng: random.Random) -> tuple[str, str]:
     label, values = rng.choice(_PUBLIC_FIELDS)
     return label, rng.choice(values)
@@ -191,8 +161,6 @@ def _fields(rng: random.Random, private: bool) -> list[tuple[str, str]]:
     """Some public fields and some private-kind fields, private or withheld, in random order."""
     rows = [_public_field(rng) for _ in range(rng.randint(1, 4))]
     rows += [_field(rng, private) for _ in range(rng.randint(1, 3))]
-    if rng.random() < 0.5:
-        rows.append(_person_key(rng, private, label=True))
     if not private and rng.random() < 0.5:  # forms whose private fields were not asked for
         rows = [row for row in rows if row[0] not in _all_private_labels()] or rows
     rng.shuffle(rows)
@@ -239,7 +207,6 @@ def twin_letter(rng: random.Random, private: bool) -> str:
 
 def twin_json(rng: random.Random, private: bool) -> str:
     items = [rng.choice(_JSON_PUBLIC) for _ in range(rng.randint(2, 5))]
-    items += [_person_key(rng, private) for _ in range(rng.choice((0, 1, 1, 2)))]
     for _ in range(rng.randint(1, 3)):
         kind = rng.choice(tuple(_JSON_PRIVATE_KEYS))
         key = rng.choice(_JSON_PRIVATE_KEYS[kind])
