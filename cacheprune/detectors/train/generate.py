@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from cacheprune.detectors.train.compose import COMPOSERS
 from cacheprune.detectors.train.compose_negatives import NEGATIVE_COMPOSERS
 from cacheprune.detectors.train.compose_public import PUBLIC_COMPOSERS
-from cacheprune.detectors.train.compose_twins import TWIN_NEGATIVES, TWIN_POSITIVES
 from cacheprune.detectors.train.compose_voices import VOICE_COMPOSERS, local_language, local_text
 from cacheprune.detectors.train.examples import Example, lowercased, pick, render
 from cacheprune.detectors.train.genres import (
@@ -41,12 +40,9 @@ SPLITS = ("train", "heldout")
 # Fourth round: the PII-free genres the third-round model masked most join the composed
 # negatives, and lower-case chats, handles, spoken identifiers, secrets and texts in one
 # language with its own labels join the composed positives.
-# Fifth round: e-mails, form letters, JSON records, tickets and web forms written twice from one
-# skeleton, with private values and with the same labels withheld (`compose_twins.py`).
-_NEGATIVE_COMPOSERS = {**NEGATIVE_COMPOSERS, **PUBLIC_COMPOSERS, **TWIN_NEGATIVES}
+_NEGATIVE_COMPOSERS = {**NEGATIVE_COMPOSERS, **PUBLIC_COMPOSERS}
 _POSITIVE_COMPOSERS = {**COMPOSERS, **{f"{genre}_4": composer
-                                       for genre, composer in VOICE_COMPOSERS.items()},
-                       **TWIN_POSITIVES}
+                                       for genre, composer in VOICE_COMPOSERS.items()}}
 _LOCAL_GENRE = "local_4"
 _LOCALE_OF = {"zh": "zh_CN", "ja": "ja_JP", "ko": "ko_KR", "nl": "nl_NL", "de": "de_DE",
               "fr": "fr_FR", "es": "es_ES", "pl": "pl_PL", "ru": "ru_RU", "vi": "vi_VN",

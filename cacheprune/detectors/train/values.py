@@ -17,11 +17,9 @@ from faker import Faker
 from cacheprune.detectors.train.value_shapes import (
     DIGIT_WORDS,
     MORE_DOB_FORMS,
-    coded_id,
     shaped_id,
     shaped_login,
     shaped_plate,
-    shaped_secret,
     spelled_day,
     spelled_year,
     spoken_digits,
@@ -193,8 +191,6 @@ class ValueMaker:
         alphabet = string.ascii_letters + string.digits
         if variant == "password":
             return self.english.password(length=rng.randint(8, 16))
-        if variant == "shaped":  # fifth round, `compose_twins.py` only
-            return shaped_secret(rng)
         prefix = rng.choice(("sk_live_", "ghp_", "xoxb-", "AKIA", "pk_test_", "glpat-", ""))
         return prefix + "".join(rng.choices(alphabet, k=rng.randint(20, 36)))
 
@@ -243,8 +239,6 @@ class ValueMaker:
                                  rng)
         if variant == "shaped":
             return shaped_id(rng)
-        if variant == "coded":  # fifth round, `compose_twins.py` only
-            return coded_id(rng)
         prefix = rng.choice(self.pools.medical_prefixes)
         return prefix + "".join(rng.choices(string.digits, k=rng.randint(6, 10)))
 
@@ -265,8 +259,6 @@ class ValueMaker:
             return _luhn_complete("".join(rng.choices(string.digits, k=14)))
         if variant == "shaped":
             return shaped_id(rng)
-        if variant == "coded":  # fifth round, `compose_twins.py` only
-            return coded_id(rng)
         if variant == "spoken":
             return spoken_digits(list("".join(rng.choices(string.digits, k=rng.randint(6, 9)))),
                                  rng)
