@@ -20,7 +20,8 @@ detectors, and a recheck part written after the fixes the blind part led to). A 
 masked when every token that overlaps it is private, with the default model's tokenizer and the
 real mask path (`DetectionPolicy.mask`). The blind and recheck parts' missed values are always
 listed (the other parts' with --show-misses). The corpus's PII-free messages give a first
-false-positive figure, with what was masked in them. Prose: QASPER papers and NarrativeQA
+false-positive figure, with what was masked in them, and the tests' PII-free texts
+(tests/detectors/pii_free_genres.py) a second one, per genre. Prose: QASPER papers and NarrativeQA
 stories (PII-free apart from author and character names) from DATA_DIR (default:
 ../shared/datasets from the project root); the share of their tokens the policy masks, and which
 detectors masked them.
@@ -52,6 +53,7 @@ from detector_corpora import (  # noqa: E402
     score_corpus,
     score_pii_free,
 )
+from pii_free_genres import PII_FREE_GENRES  # noqa: E402
 
 from cacheprune.detectors import DetectionPolicy, load_policy, token_mask  # noqa: E402
 from cacheprune.detectors.policy import default_policy_path, policy_from_data  # noqa: E402
@@ -107,6 +109,7 @@ def main() -> int:
         print(f"\n===== the project's hand-labelled corpus, {label} =====")
         print_values(score_corpus(mask), args.show_misses)
         print_pii_free_messages(score_pii_free(mask))
+        print_pii_free_genres(mask)
     if not args.data_dir.is_dir():
         print(f"\nprose: data folder {args.data_dir} is missing; give the folder that holds "
               "qasper/ and narrativeqa/ as the first argument")
@@ -241,6 +244,21 @@ def print_pii_free_messages(results: list[FalsePositives]) -> None:
         for result in mine:
             if result.masked_pieces:
                 print(f"    masked: {', '.join(repr(p) for p in result.masked_pieces)}")
+
+
+def print_pii_free_genres(mask) -> None:
+    """The tests' PII-free texts of the genres the chain over-masked (pii_free_genres.py)."""
+    print("\nthe tests' PII-free texts (tests/detectors/pii_free_genres.py): tokens masked")
+    per_genre: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for genre, text in PII_FREE_GENRES:
+        _, private = mask(text)
+        per_genre[genre][0] += sum(private)
+        per_genre[genre][1] += len(private)
+    for genre, (masked, tokens) in sorted(per_genre.items()):
+        print(f"  {genre:<14} {masked}/{tokens} tokens masked ({masked / tokens:.2%})")
+    masked = sum(m for m, _ in per_genre.values())
+    tokens = sum(t for _, t in per_genre.values())
+    print(f"  all            {masked}/{tokens} tokens masked ({masked / tokens:.2%})")
 
 
 def print_prose(policy, tokenizer, args) -> None:

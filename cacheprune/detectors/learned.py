@@ -2,7 +2,9 @@
 
 The weights lie in `detectors/model/pii_ner/` (trained by `python -m cacheprune.detectors.train
 fit`); they are loaded from disk, never from a model hub. `describe()` carries the SHA-256 of
-every file of the model folder, so new weights give a new policy version.
+every file of the model folder, so new weights give a new policy version. With `min_confidence`
+above 0, a span is kept only when a beam over the same weights puts its least sure token inside
+an entity with at least that probability (`span_confidence.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError, Span
+from cacheprune.detectors.span_confidence import span_confidences
 
 SHIPPED_MODEL_DIR = Path(__file__).parent / "model" / "pii_ner"
 # NOTE: spaCy's cost and memory grow with the document; texts are cut at line ends into pieces
@@ -81,19 +84,30 @@ class LearnedDetector(Detector):
     them (PHONE_NUMBER, EMAIL_ADDRESS, STREET_ADDRESS).
 
     Options: `model_dir` (a spaCy pipeline folder; default the shipped one), `entities` (labels
-    to keep; default all of the model's), `score`, `name`.
+    to keep; default all of the model's), `score`, `min_confidence` (0: every span the greedy
+    decoder finds; above 0: only spans whose confidence, from a beam of `beam_width` parses,
+    reaches it), `beam_width`, `name`.
     """
 
     path_options: ClassVar[tuple[str, ...]] = ("model_dir",)
 
     def __init__(self, model_dir: str | None = None, entities: list[str] | None = None,
-                 score: float = 0.85, name: str = "learned") -> None:
+                 score: float = 0.85, min_confidence: float = 0.0, beam_width: int = 8,
+                 name: str = "learned") -> None:
         folder = Path(model_dir) if model_dir is not None else SHIPPED_MODEL_DIR
         if not (folder / "config.cfg").is_file():
             raise DetectorConfigError(
                 f"learned detector: {folder} is not a spaCy pipeline folder (no config.cfg)")
         if not 0.0 <= score <= 1.0:
             raise DetectorConfigError(f"learned detector: score must lie in [0, 1], got {score}")
+        if not 0.0 <= min_confidence <= 1.0:
+            raise DetectorConfigError(
+                f"learned detector: min_confidence must lie in [0, 1], got {min_confidence}")
+        if beam_width < 2:
+            raise DetectorConfigError(
+                f"learned detector: beam_width must be at least 2, got {beam_width}")
+        self.min_confidence = min_confidence
+        self.beam_width = beam_width
         self.name = name
         self.model_dir = folder
         self.score = score
@@ -113,14 +127,23 @@ class LearnedDetector(Detector):
             if not piece.strip():
                 continue
             markup = _markup_chars(piece)
-            for entity in self.nlp(piece).ents:
-                if entity.label_ in self.entities and entity.end_char > entity.start_char \
-                        and not _only_markup(piece, entity.start_char, entity.end_char, markup):
-                    label = _CHAIN_ENTITY.get(entity.label_, entity.label_)
-                    spans.append(Span(label, offset + entity.start_char,
-                                      offset + entity.end_char, self.score, self.name))
+            doc = self.nlp(piece)
+            found = [entity for entity in doc.ents
+                     if entity.label_ in self.entities and entity.end_char > entity.start_char
+                     and not _only_markup(piece, entity.start_char, entity.end_char, markup)]
+            if self.min_confidence > 0.0:
+                confidences = span_confidences(self.nlp, doc, found, self.beam_width)
+                found = [entity for entity, confidence in zip(found, confidences, strict=True)
+                         if confidence >= self.min_confidence]
+            for entity in found:
+                label = _CHAIN_ENTITY.get(entity.label_, entity.label_)
+                spans.append(Span(label, offset + entity.start_char,
+                                  offset + entity.end_char, self.score, self.name))
         return spans
 
     def describe(self) -> dict[str, Any]:
-        return {"model_sha256": self._digest, "entities": sorted(self.entities),
-                "score": self.score}
+        described: dict[str, Any] = {"model_sha256": self._digest,
+                                     "entities": sorted(self.entities), "score": self.score}
+        if self.min_confidence > 0.0:  # off: the policy version stays what it was before
+            described.update(min_confidence=self.min_confidence, beam_width=self.beam_width)
+        return described
