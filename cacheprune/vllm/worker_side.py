@@ -102,6 +102,7 @@ class WorkerSide:
         # Requests whose publication is not settled (PREFILLED, with the publisher).
         self._requests: dict[str, ServedRequest] = {}
         self._verdicts: dict[str, bool] = {}  # arrived, not yet applied
+        self._after_forward: list[PublishOrder] = []  # this step's, for `end_step`
         self._report = WorkerReport()
         self._failed_blocks: set[int] = set()
         self._figures = _no_figures()
@@ -135,8 +136,10 @@ class WorkerSide:
                                 if not order.in_background]))
         self._loading.update(order.request.request_id for order in in_background)
         self._loader.submit(in_background)
-        for publication in orders.publications:
-            self._publish_after_vllm(publication)
+        # NOTE: handed to the publisher after the step's forward pass (`end_step`), which
+        # computes these prompts: their private-free passes would otherwise share the cores
+        # with the very prefills vLLM runs for them.
+        self._after_forward.extend(orders.publications)
 
     def _publish_after_vllm(self, order: PublishOrder) -> None:
         """A request vLLM computes itself goes to the publisher with its new text."""
@@ -272,6 +275,9 @@ class WorkerSide:
 
     def end_step(self) -> None:
         model_turns.release_after_step()
+        orders, self._after_forward = self._after_forward, []
+        for order in orders:
+            self._publish_after_vllm(order)
         verdicts, self._verdicts = self._verdicts, {}
         for request_id, ended_well in verdicts.items():
             if request_id in self._loading:  # aborted while the loader prefills it
