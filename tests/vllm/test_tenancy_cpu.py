@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 from conftest import ALICE, BOB, CARLA, profile_first, public_document
-from documented_server import counter, get, post, prefill_lines
+from documented_server import counter, get, post
 
 pytestmark = pytest.mark.slow
 COMPLETIONS, CHAT = "/v1/completions", "/v1/chat/completions"
@@ -64,9 +64,8 @@ def test_what_the_front_does_not_salt_is_not_served(served):
 
 def test_each_key_gets_only_its_own_tenants_salt(served):
     """vLLM's own prefix cache is keyed by the salt: the same prompt again hits the blocks of
-    the first request only under the same salt (vLLM's prefix-cache hit counter; the pool
-    has nothing of this prompt, which two tenants sent, so vLLM computes it alone). Alice's
-    two keys share her salt; Bob's key does not."""
+    the first request only under the same salt (vLLM's prefix-cache hit counter, whoever
+    computes the rest). Alice's two keys share her salt; Bob's key does not."""
     prompt = profile_first(CARLA, public_document("salts", num_words=200))
     first_key, second_key = served.keys["alice"]
 
@@ -74,7 +73,6 @@ def test_each_key_gets_only_its_own_tenants_salt(served):
         before = counter(get(f"{served.base}/metrics"), "vllm:prefix_cache_hits_total")
         reply = post(served.base, COMPLETIONS, completion(prompt), key)
         assert reply.status == 200, reply.body
-        assert prefill_lines(served.request_log, reply.json()["id"]) == []  # vLLM computed it
         return counter(get(f"{served.base}/metrics"), "vllm:prefix_cache_hits_total") - before
 
     assert local_tokens(first_key) == 0
