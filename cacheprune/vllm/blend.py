@@ -7,8 +7,9 @@ pool session are split in two sessions, because vLLM's request outlives its pref
   windows), the prefill; the session, and with it every lease, ends before the KV goes into
   vLLM's blocks;
 - publishing (`publish`): the publication, staged in a session that carries the reading
-  session's count (the windows are counted once) and stays inside its `with` until the
-  request ends, then commits or aborts (`PendingPublication.settle`).
+  session's count (the windows are counted once; a prompt vLLM computed counts its own) and
+  stays inside its `with` until the publisher commits or discards it
+  (`PendingPublication.settle`: at once, unless the request ended badly first).
 Each step advances the order's `ServedRequest` (PLANNED, PREFILLED) except `publish`, which
 runs in the publisher thread and only reads it.
 """
@@ -34,7 +35,7 @@ PublicationSteps = Generator[list[Published], bool, int]
 
 
 class PendingPublication:
-    """Staged segments of one request, waiting for how the request ended: its publishing
+    """Staged segments of one request, waiting to be committed or discarded: its publishing
     session, suspended inside its `with` (`Blender._publication`) until `settle` resumes it.
     One dropped unsettled is discarded when Python closes the suspended steps."""
 

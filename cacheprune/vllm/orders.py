@@ -21,7 +21,8 @@ class PrefillOrder:
     worker advances it. The first `num_local_tokens` already hold KV in the request's blocks
     (vLLM's own prefix cache); the rest are computed by cacheprune's prefill, reusing pooled
     segments. `publish`: this is the request's first prefill, whose segments are published
-    once the request ends well (not after a preemption, when the prefill is repeated).
+    once staged, unless the request ended badly first (not after a preemption, when the
+    prefill is repeated).
     `in_background`: vLLM loads it asynchronously (the worker's loader thread prefills it while
     the steps go on; vLLM schedules the request once the worker reports it done).
     """
@@ -43,7 +44,7 @@ class PublishOrder:
     """Publish `request`, which vLLM computed itself (`cold_probe`): its new text is every
     token after the first `num_local_tokens` (vLLM's own prefix hit). `request` is ADMITTED, a
     copy of the scheduler's; its publication computes all it stages from the tokens alone, and
-    waits for how the request ends as a prefilled one's does."""
+    is committed once staged as a prefilled one's is."""
 
     request: ServedRequest
     num_local_tokens: int
@@ -52,7 +53,7 @@ class PublishOrder:
 @dataclass(slots=True)
 class StepOrders:
     """One step's orders. `verdicts`: requests that ended since the last step, with whether
-    they ended well (their staged segments are published) or not (discarded). `admits`: the
+    they ended well or not (a publication not yet committed is then discarded). `admits`: the
     step starts a request (new or resumed), whose first token it may produce. `computes`: the
     step runs a forward pass or a prefill in the engine's thread (false: vLLM steps only for
     the connector). `publications`: requests vLLM computes itself, to publish."""
