@@ -15,6 +15,7 @@ Contenders, each its own server (one at a time), all with the same CPU settings
 - connector-async: the same with `async_load` on (prefills in the worker's loader thread);
 - connector-all: the same with `cold_prompts` "cacheprune" (cacheprune's prefill computes the
   cold prompts too, which the connector otherwise leaves to vLLM);
+- connector-inline: the same with `detection_thread` off (detection in vLLM's scheduling loop);
 - salted:    plain vLLM, one salt per tenant (isolation);
 - unsalted:  plain vLLM, no salt (tenants hit each other's prefix blocks: unsafe; its
   profile-first prompts share almost nothing anyway).
@@ -69,9 +70,10 @@ TAG_EVERY = 6  # words between two variant tags: fewer tokens than the pool's 16
 CONTENDERS = ("connector", "salted", "unsalted")
 # Each its own server, with its settings beyond the connector's defaults; `base` runs
 # --base-tree's code.
-CONNECTORS = ("connector", "connector-async", "connector-all", "base")
+CONNECTORS = ("connector", "connector-async", "connector-all", "connector-inline", "base")
 CONTENDER_SETTINGS: dict[str, dict[str, object]] = {
-    "connector-async": {"async_load": True}, "connector-all": {"cold_prompts": "cacheprune"}}
+    "connector-async": {"async_load": True}, "connector-all": {"cold_prompts": "cacheprune"},
+    "connector-inline": {"detection_thread": False}}
 FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
 LAST_NAMES = ("Moreau", "Okafor", "Diaz", "Volkov", "Lindqvist", "Haddad", "Brandt", "Sato")
 

@@ -178,6 +178,10 @@ class CachePruneConnector(KVConnectorBase_V1):
 
     # ---- scheduler side ------------------------------------------------------------------
 
+    def on_new_request(self, request: Any) -> None:
+        assert self._scheduler is not None
+        self._scheduler.arrived(request)
+
     def get_num_new_matched_tokens(self, request: Any, num_computed_tokens: int
                                    ) -> tuple[int | None, bool]:
         assert self._scheduler is not None

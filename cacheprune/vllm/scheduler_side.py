@@ -9,14 +9,16 @@ the pool has little of is left to vLLM (0 external tokens), and published by the
 it has something to publish (a `PublishOrder`).
 
 Calling contract (vLLM's scheduler, one thread, in the engine-core process):
+- `arrived` when a request is added: with `detection_thread` on, its detection starts in a
+  background thread (`detection_thread`); with a probe, the same thread then looks the prompt
+  up in the pool (counting its windows; no read, no lease).
 - `matched_tokens` when a waiting request is considered, possibly several times, and again
   after a preemption. Side effects: it memoizes the prompt's mask, forgotten in `finished`,
   and counts the step's prefill tokens (`max_prefill_tokens_per_step`: None, "not this step",
-  beyond them); with `detection_thread` on, the first call starts the prompt's detection in
-  a background thread and answers None ("ask again") until it is done; with a probe, the
-  same thread then looks the prompt up in the pool (counting its windows; no read, no lease).
+  beyond them); with the detection thread, it waits for the detection within the pass's
+  `WaitBudget` and answers None ("ask again") if it is not done by then.
 - `after_alloc` once the request's blocks are allocated for this step (it will run).
-- `build_orders` once per step.
+- `build_orders` once per step (it opens the next pass's wait budget).
 - `worker_reported` with each step's worker report.
 - `finished` exactly once per request, on success, abort, error or any other end.
 
@@ -32,7 +34,7 @@ from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import RequestStatus, ServedRequest
 from cacheprune.vllm.cold_probe import ColdProbe, Probe, Route
-from cacheprune.vllm.detection_thread import PENDING, DetectionThread
+from cacheprune.vllm.detection_thread import PENDING, DetectionThread, WaitBudget
 from cacheprune.vllm.orders import PrefillOrder, PublishOrder, StepOrders, WorkerReport
 from cacheprune.vllm.prompt_mask import mask_token_ids, parse_public_ranges
 from cacheprune.vllm.salts import salt_problem
@@ -77,6 +79,7 @@ class SchedulerSide:
         self._granted: set[str] = set()
         self._detection: DetectionThread[Admission] | None = \
             DetectionThread() if settings.detection_thread else None
+        self._wait = WaitBudget()
 
     # ---- admission -----------------------------------------------------------------------
 
@@ -84,6 +87,18 @@ class SchedulerSide:
     def loads_async(self) -> bool:
         """Whether vLLM waits for cacheprune's prefills asynchronously (`async_load`)."""
         return self._settings.async_load
+
+    def arrived(self, request: Any) -> None:
+        """A request was added: start its detection in the thread (or settle that vLLM
+        computes it alone), before vLLM considers it."""
+        request_id = request.request_id
+        if self._detection is None or request_id in self._requests:
+            return
+        eligible = self._eligible(request)
+        if eligible is None:
+            self._requests[request_id] = None
+            return
+        self._detection.start(request_id, lambda: self._masked_and_probed(*eligible))
 
     def matched_tokens(self, request: Any, num_computed_tokens: int) -> int | None:
         """Tokens beyond `num_computed_tokens` (vLLM's own prefix hit) that cacheprune will
@@ -109,7 +124,7 @@ class SchedulerSide:
 
     def _admit(self, request: Any) -> ServedRequest | None | object:
         """The request, ADMITTED (None: vLLM computes it alone); PENDING while its detection
-        runs in the thread."""
+        runs in the thread past this pass's wait budget."""
         request_id = request.request_id
         if request_id in self._requests:
             return self._requests[request_id]
@@ -120,7 +135,9 @@ class SchedulerSide:
         elif self._detection is None:
             admission = self._masked_and_probed(*eligible)
         else:
-            found = self._detection.poll(request_id, lambda: self._masked_and_probed(*eligible))
+            detection = self._detection
+            found = self._wait.spend(lambda wait_s: detection.poll(
+                request_id, lambda: self._masked_and_probed(*eligible), wait_s))
             if found is PENDING:
                 return PENDING
             admission = found  # type: ignore[assignment]
@@ -257,6 +274,7 @@ class SchedulerSide:
                             computes or in_step, self._publications)
         self._orders, self._verdicts, self._publications = [], {}, []
         self._step_tokens, self._granted = 0, set()
+        self._wait.step_ordered(orders.computes)
         return orders
 
     def worker_reported(self, report: WorkerReport) -> None:

@@ -47,8 +47,10 @@ class ConnectorSettings(BaseModel):
     default): no limit, every prompt vLLM schedules goes (a load run did not show the limit
     paying; docs/vllm.md).
     `detection_thread`: detect private tokens in a background thread of the scheduler's
-    process, off vLLM's scheduling loop (a prompt is admitted at the first step after its
-    detection is done); off: in the loop, when vLLM first considers the prompt.
+    process, started when the request arrives; vLLM's scheduling loop waits for it at most as
+    long as its longest recent step took (`detection_thread`), and admits the prompt at the
+    first step after its detection otherwise; off: in the loop, when vLLM first considers the
+    prompt.
     `publisher_weights`: what the worker's background threads (the publisher, and the loader
     of `async_load`) compute with. "copy": their own float32 copy of the model's weights, read
     from the model's folder at start-up (memory: the weights once more), so that they never

@@ -280,8 +280,16 @@ def answer_after_detection(side: SchedulerSide, req) -> int | None:
     return answer
 
 
+def busy(side: SchedulerSide) -> SchedulerSide:
+    """The side as under load on a fast device: the last step took microseconds, so the loop
+    waits for no detection."""
+    side.build_orders()
+    side.build_orders()
+    return side
+
+
 def test_detection_in_its_thread_admits_as_detection_inline_does(tokenizer):
-    inline, threaded = make_side(tokenizer), make_side(tokenizer, detection_thread=True)
+    inline, threaded = make_side(tokenizer), busy(make_side(tokenizer, detection_thread=True))
     req = request(tokenizer)
     assert threaded.matched_tokens(req, 0) is None  # detection started: not yet
     assert answer_after_detection(threaded, req) == inline.matched_tokens(req, 0)
@@ -294,11 +302,46 @@ def test_detection_in_its_thread_admits_as_detection_inline_does(tokenizer):
     odd = request(tokenizer, "r2", prompt_token_ids=[*req.prompt_token_ids[:-1], 10**6])
     assert answer_after_detection(threaded, odd) == 0
     # A request that ends while its detection runs leaves nothing behind.
+    quick = busy(make_side(tokenizer, detection_thread=True))
     gone = request(tokenizer, "r3")
-    assert threaded.matched_tokens(gone, 0) is None
-    threaded.finished(gone)
+    assert quick.matched_tokens(gone, 0) is None
+    quick.finished(gone)
+    assert quick.num_tracked_requests == 0
+    quick.close()
     threaded.finished(req)
     threaded.finished(odd)
     threaded.build_orders()  # the verdict on r1 goes to the worker
     threaded.worker_reported(WorkerReport({"r1"}))
     assert threaded.num_tracked_requests == 0
+
+
+def test_detection_starts_on_arrival_and_the_idle_loop_waits_for_it(tokenizer):
+    inline, threaded = make_side(tokenizer), make_side(tokenizer, detection_thread=True)
+    req = request(tokenizer)
+    threaded.arrived(req)
+    assert threaded.num_tracked_requests == 1  # detecting before vLLM considers it
+    # No step has run a forward pass: waiting costs nobody, the first answer is the admission.
+    assert threaded.matched_tokens(req, 0) == inline.matched_tokens(req, 0) > 0
+    # A request vLLM computes alone is settled on arrival: no detection.
+    odd = request(tokenizer, "r2", salt="bad salt\n")
+    threaded.arrived(odd)
+    assert threaded.num_tracked_requests == 2  # r1 and r2's verdict, none detecting
+    assert threaded.matched_tokens(odd, 0) == 0
+    threaded.finished(odd)
+    threaded.finished(req)
+    assert threaded.num_tracked_requests == 0
+    threaded.close()
+
+
+def test_the_loop_waits_no_longer_than_the_longest_recent_step(tokenizer):
+    threaded = make_side(tokenizer, detection_thread=True)
+    threaded.build_orders()
+    time.sleep(1.5)  # a step that took 1.5 s
+    threaded.build_orders()
+    req = request(tokenizer)
+    start = time.monotonic()
+    answer = threaded.matched_tokens(req, 0)
+    waited = time.monotonic() - start
+    assert waited < 1.5 + 0.5
+    assert answer is not None or waited >= 1.4  # answered, or waited out its budget
+    threaded.close()
