@@ -50,19 +50,32 @@ class PublishOrder:
     num_local_tokens: int
 
 
+@dataclass(slots=True, frozen=True)
+class VllmPrefill:
+    """A prompt vLLM computes alone this step (`cold_probe`: the pool holds little of it) with
+    nothing for cacheprune to publish: for the request log, so that every admitted prompt has
+    its line."""
+
+    request_id: str
+    num_tokens: int
+    num_local_tokens: int
+
+
 @dataclass(slots=True)
 class StepOrders:
     """One step's orders. `verdicts`: requests that ended since the last step, with whether
     they ended well or not (a publication not yet committed is then discarded). `admits`: the
     step starts a request (new or resumed), whose first token it may produce. `computes`: the
     step runs a forward pass or a prefill in the engine's thread (false: vLLM steps only for
-    the connector). `publications`: requests vLLM computes itself, to publish."""
+    the connector). `publications`: requests vLLM computes itself, to publish.
+    `vllm_prefills`: requests vLLM computes itself with nothing to publish (logged only)."""
 
     prefills: list[PrefillOrder] = field(default_factory=list)
     verdicts: dict[str, bool] = field(default_factory=dict)
     admits: bool = False
     computes: bool = True
     publications: list[PublishOrder] = field(default_factory=list)
+    vllm_prefills: list[VllmPrefill] = field(default_factory=list)
 
 
 @dataclass(slots=True)

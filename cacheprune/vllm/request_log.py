@@ -6,9 +6,9 @@ evaluation (`request_log` in the connector's settings):
                                             where the pool served the prompt (after the first
                                             num_local_tokens, which vLLM's own prefix cache
                                             held: the tenant's own blocks); computed_by
-                                            "vllm": a cold prompt vLLM computed, which
-                                            cacheprune publishes (`cold_probe`; a cold one
-                                            with nothing to publish logs nothing)
+                                            "vllm": a cold prompt vLLM computed
+                                            (`cold_prompts`), followed by a "settled" line
+                                            when cacheprune publishes it
     {"event": "settled", "request_id", "num_published_tokens"}   its publication is over
 
 Positions and counts only, never token ids or text.

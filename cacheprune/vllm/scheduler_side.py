@@ -35,7 +35,13 @@ from cacheprune.models import ChatTokenizer
 from cacheprune.serving import RequestStatus, ServedRequest
 from cacheprune.vllm.cold_probe import ColdProbe, Probe, Route
 from cacheprune.vllm.detection_thread import PENDING, DetectionThread, WaitBudget
-from cacheprune.vllm.orders import PrefillOrder, PublishOrder, StepOrders, WorkerReport
+from cacheprune.vllm.orders import (
+    PrefillOrder,
+    PublishOrder,
+    StepOrders,
+    VllmPrefill,
+    WorkerReport,
+)
 from cacheprune.vllm.prompt_mask import mask_token_ids, parse_public_ranges
 from cacheprune.vllm.salts import salt_problem
 from cacheprune.vllm.settings import ISOLATE_KEY, PUBLIC_RANGES_KEY, ConnectorSettings
@@ -73,6 +79,7 @@ class SchedulerSide:
         # What the next step's metadata carries: prefill orders and how requests ended.
         self._orders: list[PrefillOrder] = []
         self._publications: list[PublishOrder] = []
+        self._vllm_prefills: list[VllmPrefill] = []
         self._verdicts: dict[str, bool] = {}
         self._warned_unsalted = False
         self._step_tokens = 0  # prompt tokens granted a prefill in the step being scheduled
@@ -244,13 +251,18 @@ class SchedulerSide:
         if admitted is None:
             return
         if num_external_tokens == 0:
-            if self._routes.get(request_id) is Route.VLLM_THEN_PUBLISH \
-                    and admitted.status is RequestStatus.ADMITTED:
+            route = self._routes.get(request_id)
+            if admitted.status is not RequestStatus.ADMITTED or route is Route.CACHEPRUNE:
+                return  # vLLM's own cache held it all, or ordered already (a preemption)
+            if route is Route.VLLM_THEN_PUBLISH:
                 prompt = [int(t) for t in request.all_token_ids]
                 self._publications.append(PublishOrder(admitted.prefill_copy(prompt),
                                                        self._num_local[request_id]))
-                admitted.advance(RequestStatus.PREFILLED)
                 self._unsettled[request_id] = admitted
+            elif route is Route.VLLM:
+                self._vllm_prefills.append(VllmPrefill(request_id, admitted.num_tokens,
+                                                       self._num_local[request_id]))
+            admitted.advance(RequestStatus.PREFILLED)
             return
         token_ids = [int(t) for t in request.all_token_ids]
         num_local = len(token_ids) - 1 - num_external_tokens
@@ -271,8 +283,9 @@ class SchedulerSide:
         `computes`: it runs a forward pass."""
         in_step = any(not order.in_background for order in self._orders)
         orders = StepOrders(self._orders, self._verdicts, admits or bool(self._orders),
-                            computes or in_step, self._publications)
+                            computes or in_step, self._publications, self._vllm_prefills)
         self._orders, self._verdicts, self._publications = [], {}, []
+        self._vllm_prefills = []
         self._step_tokens, self._granted = 0, set()
         self._wait.step_ordered(orders.computes)
         return orders
@@ -303,7 +316,8 @@ class SchedulerSide:
             set(self._requests) | set(self._unsettled) | set(self._verdicts) | set(self._probes)
             | set(self._routes) | set(self._num_local)
             | {order.request.request_id for order in self._orders}
-            | {order.request.request_id for order in self._publications})
+            | {order.request.request_id for order in self._publications}
+            | {prefill.request_id for prefill in self._vllm_prefills})
 
     # ---- end of a request ----------------------------------------------------------------
 
@@ -325,6 +339,8 @@ class SchedulerSide:
                         if order.request.request_id != request_id]
         self._publications = [order for order in self._publications
                               if order.request.request_id != request_id]
+        self._vllm_prefills = [prefill for prefill in self._vllm_prefills
+                               if prefill.request_id != request_id]
         # NOTE: the request's first prefill was ordered and its publication is not settled
         # (a later prefill may have failed since: the publication still waits for this).
         unsettled = self._unsettled.get(request_id)

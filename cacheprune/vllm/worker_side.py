@@ -140,6 +140,10 @@ class WorkerSide:
         # computes these prompts: their private-free passes would otherwise share the cores
         # with the very prefills vLLM runs for them.
         self._after_forward.extend(orders.publications)
+        for prefill in orders.vllm_prefills:
+            num_computed = prefill.num_tokens - prefill.num_local_tokens
+            self._request_log.prefill(prefill.request_id, prefill.num_tokens, PrefillFigures(
+                [], 0, num_computed, prefill.num_local_tokens), computed_by="vllm")
 
     def _publish_after_vllm(self, order: PublishOrder) -> None:
         """A request vLLM computes itself goes to the publisher with its new text."""

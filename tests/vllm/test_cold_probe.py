@@ -102,6 +102,12 @@ def test_cold_prompts_go_to_vllm_and_the_kth_tenant_publishes_from_its_tokens(de
     assert deployment.scheduler.matched_tokens(first, 0) == 0
     orders = step(deployment, first, 0)
     assert orders.prefills == [] and orders.publications == []
+    (logged,) = [json.loads(line) for line in deployment.log.read_text().splitlines()]
+    assert logged == {"event": "prefill", "request_id": "a", "num_tokens": first.num_tokens,
+                      "num_local_tokens": 0, "reused_spans": [], "num_pooled": 0,
+                      "num_recomputed": 0, "num_computed": first.num_tokens,
+                      "computed_by": "vllm"}
+    assert step(deployment, first, 0).vllm_prefills == []  # once, a preemption aside
     deployment.scheduler.finished(first)
 
     second = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
