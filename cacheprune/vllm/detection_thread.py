@@ -107,12 +107,11 @@ class WaitBudget:
 
     def step_ordered(self, computes: bool) -> None:
         """A step's orders are built: the pass for the next step begins with a new budget."""
-        now = self._clock()
-        idle = self._step_start is None
-        if not idle:
-            self._recent_s.append(max(now - self._step_start - self._waited_s, 0.0))
+        now, step_start = self._clock(), self._step_start
+        if step_start is not None:
+            self._recent_s.append(max(now - step_start - self._waited_s, 0.0))
         longest = max(self._recent_s, default=IDLE_WAIT_S)
-        self._left_s = max(longest, IDLE_WAIT_S) if idle else longest
+        self._left_s = max(longest, IDLE_WAIT_S) if step_start is None else longest
         self._step_start = now if computes else None
         self._waited_s = 0.0
 
