@@ -141,16 +141,19 @@ class WorkerSide:
         # with the very prefills vLLM runs for them.
         self._after_forward.extend(orders.publications)
         for prefill in orders.vllm_prefills:
-            num_computed = prefill.num_tokens - prefill.num_local_tokens
-            self._request_log.prefill(prefill.request_id, prefill.num_tokens, PrefillFigures(
-                [], 0, num_computed, prefill.num_local_tokens), computed_by="vllm")
+            self._log_vllm_prefill(prefill.request_id, prefill.num_tokens,
+                                   prefill.num_local_tokens)
+
+    def _log_vllm_prefill(self, request_id: str, num_tokens: int, num_local: int) -> None:
+        """The request-log line of a prompt vLLM computed: nothing from the pool."""
+        self._request_log.prefill(request_id, num_tokens, PrefillFigures(
+            [], 0, num_tokens - num_local, num_local), computed_by="vllm")
 
     def _publish_after_vllm(self, order: PublishOrder) -> None:
         """A request vLLM computes itself goes to the publisher with its new text."""
         request, num_local = order.request, order.num_local_tokens
         request.advance(RequestStatus.PREFILLED)  # by vLLM, in this step
-        self._request_log.prefill(request.request_id, request.num_tokens, PrefillFigures(
-            [], 0, request.num_tokens - num_local, num_local), computed_by="vllm")
+        self._log_vllm_prefill(request.request_id, request.num_tokens, num_local)
         if self._publisher.submit(request, new_text_after(request, num_local)):
             self._requests[request.request_id] = request
         else:

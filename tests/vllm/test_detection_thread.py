@@ -97,15 +97,17 @@ def test_a_detection_started_on_arrival_is_the_one_polled():
 
 def test_poll_waits_up_to_its_budget():
     detection: DetectionThread[str] = DetectionThread()
+    release = threading.Event()
 
     def slow() -> str:
-        time.sleep(0.3)
+        release.wait(30)  # done only when the test says so, however busy the machine
         return "masked"
 
     try:
         start = time.monotonic()
         assert detection.poll("r1", slow, wait_s=0.05) is PENDING
         assert time.monotonic() - start < 0.25  # gave up at its budget
+        release.set()
         assert detection.poll("r1", slow, wait_s=30.0) == "masked"
         # A detection that raises is a refusal (vLLM computes the prompt alone), not an error.
         assert detection.poll("r2", lambda: 1 / 0, wait_s=30.0) is None  # type: ignore[misc]
