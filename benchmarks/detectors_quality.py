@@ -5,7 +5,8 @@
                                            [--heldout 600] [--train-sample 300] [--seed 1]
                                            [--blind FILE] [--blind-only]
 
-Every figure is given twice in one run: "before" (the policy without its learned detector) and
+Every figure is given twice in one run: "before" (the policy without its learned detectors,
+`learned` and `tagger`) and
 "after" (the policy as it is). First the blind set (datasets/pii_blind: texts written from a
 description of the genres by someone who had read neither the detectors nor the training
 data; per kind, genre and language, and the tokens masked on its PII-free texts): the figure
@@ -85,7 +86,7 @@ def main() -> int:
     before = without_learned(after, args.config)
     tokenizer = load_tokenizer()
     print(f"policy {after.source} loaded in {time.perf_counter() - started:.1f} s; "
-          "'before' is the same chain without the learned detector")
+          "'before' is the same chain without the learned detectors")
 
     def masker(policy):
         def mask(text: str):
@@ -120,12 +121,17 @@ def main() -> int:
     return 0
 
 
+LEARNED_DETECTORS = ("learned", "tagger")
+
+
 def without_learned(policy: DetectionPolicy, config: Path | None) -> DetectionPolicy:
-    """The same policy file without its 'learned' entries (the chain before the model)."""
+    """The same policy file without its trained models (the chain before them)."""
     path = config if config is not None else default_policy_path()
     data = read_yaml(path)
-    data["detectors"] = [d for d in data["detectors"] if d.get("detector") != "learned"]
-    return policy_from_data(data, f"{path} without 'learned'", path.parent)
+    data["detectors"] = [d for d in data["detectors"]
+                         if d.get("detector") not in LEARNED_DETECTORS]
+    return policy_from_data(data, f"{path} without {' or '.join(LEARNED_DETECTORS)}",
+                            path.parent)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ _MAX_PIECE_CHARS = 50_000
 _LOAD_LOCK = threading.Lock()
 # The model's labels that the rules already report under another name: one entity per kind in
 # a chain's output.
-_CHAIN_ENTITY = {"PHONE": "PHONE_NUMBER", "EMAIL": "EMAIL_ADDRESS", "ADDRESS": "STREET_ADDRESS"}
+CHAIN_ENTITY = {"PHONE": "PHONE_NUMBER", "EMAIL": "EMAIL_ADDRESS", "ADDRESS": "STREET_ADDRESS"}
 # HTML formatting tags (`<b>`, `</i>`...) in e-texts and screenplays: the first model read their
 # names as handles. Only common formatting tag names, so an IRC nick in angle brackets
 # (`<jdoe>`) or an address in them (`<a@b.org>`) stays a candidate.
@@ -68,11 +68,11 @@ def _pieces(text: str) -> list[tuple[int, str]]:
     return pieces
 
 
-def _markup_chars(text: str) -> set[int]:
+def markup_chars(text: str) -> set[int]:
     return {i for match in _MARKUP_TAG.finditer(text) for i in range(match.start(), match.end())}
 
 
-def _only_markup(text: str, start: int, end: int, markup: set[int]) -> bool:
+def only_markup(text: str, start: int, end: int, markup: set[int]) -> bool:
     """Whether every letter or digit of text[start:end] lies inside a formatting tag."""
     return bool(markup) and all(i in markup for i in range(start, end) if text[i].isalnum())
 
@@ -126,17 +126,17 @@ class LearnedDetector(Detector):
         for offset, piece in _pieces(text):
             if not piece.strip():
                 continue
-            markup = _markup_chars(piece)
+            markup = markup_chars(piece)
             doc = self.nlp(piece)
             found = [entity for entity in doc.ents
                      if entity.label_ in self.entities and entity.end_char > entity.start_char
-                     and not _only_markup(piece, entity.start_char, entity.end_char, markup)]
+                     and not only_markup(piece, entity.start_char, entity.end_char, markup)]
             if self.min_confidence > 0.0:
                 confidences = span_confidences(self.nlp, doc, found, self.beam_width)
                 found = [entity for entity, confidence in zip(found, confidences, strict=True)
                          if confidence >= self.min_confidence]
             for entity in found:
-                label = _CHAIN_ENTITY.get(entity.label_, entity.label_)
+                label = CHAIN_ENTITY.get(entity.label_, entity.label_)
                 spans.append(Span(label, offset + entity.start_char,
                                   offset + entity.end_char, self.score, self.name))
         return spans

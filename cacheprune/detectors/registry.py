@@ -18,6 +18,7 @@ _BUILTINS: dict[str, str] = {
     "addresses": "cacheprune.detectors.addresses:AddressDetector",
     "tables": "cacheprune.detectors.tables:TableColumnDetector",
     "learned": "cacheprune.detectors.learned:LearnedDetector",
+    "tagger": "cacheprune.detectors.tagger:TaggerDetector",
 }
 # What to install when a built-in's import fails on a missing module (top-level module name).
 _INSTALL_HINTS: dict[str, str] = {

@@ -122,6 +122,22 @@ def load_gguf(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], dict[st
     return config, state, meta
 
 
+def read_token_embeddings(path: Path) -> np.ndarray:
+    """The float32 (vocabulary, hidden) token embedding table alone, without the other weights."""
+    from gguf.quants import dequantize
+
+    reader = _reader(path)
+    for tensor in reader.tensors:
+        if tensor.name == "token_embd.weight":
+            try:
+                array = dequantize(tensor.data, tensor.tensor_type)
+            except Exception as exc:
+                raise ModelLoadError(f"{path}: the token embeddings cannot be read: {exc}") from exc
+            shape = [int(d) for d in reversed(tensor.shape)]
+            return np.array(array, dtype=np.float32).reshape(shape)
+    raise ModelLoadError(f"{path} has no token embedding table (token_embd.weight)")
+
+
 def _hf_name(gguf_name: str) -> str | None:
     if gguf_name in _GLOBAL_NAMES:
         return _GLOBAL_NAMES[gguf_name]

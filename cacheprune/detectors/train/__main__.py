@@ -1,4 +1,5 @@
-"""python -m cacheprune.detectors.train {generate,fit}: make training data, train the model.
+"""python -m cacheprune.detectors.train {generate,fit,fit-tagger}: make training data, train the
+spaCy model (`fit`) or the token tagger (`fit-tagger`).
 
 One CPU thread: set before numpy or spaCy is imported, since other work shares the machine.
 """
@@ -31,6 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--epochs", type=int, default=12)
     fit.add_argument("--max-minutes", type=float, default=20.0)
     fit.add_argument("--out", type=Path, required=True)
+    tagger = commands.add_parser("fit-tagger",
+                                 help="train the token tagger over SmolLM2's embeddings")
+    tagger.add_argument("--seed", type=int, required=True)
+    tagger.add_argument("--data", type=Path,
+                        help="training JSONL (default: generate --count examples from --seed)")
+    tagger.add_argument("--count", type=int, default=24000)
+    tagger.add_argument("--epochs", type=int, default=6)
+    tagger.add_argument("--max-minutes", type=float, default=40.0)
+    tagger.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
 
     from cacheprune.detectors.train.examples import read_jsonl, write_jsonl
@@ -40,14 +50,19 @@ def main(argv: list[str] | None = None) -> int:
         count = write_jsonl(generate_split(args.split, args.count, args.seed), args.out)
         print(f"{count} {args.split} examples written to {args.out}")
         return 0
-    from cacheprune.detectors.train.fit import fit as fit_model
-
     examples = (list(read_jsonl(args.data)) if args.data is not None
                 else generate_split("train", args.count, args.seed))
     if any(example.split != "train" for example in examples):
         print("refusing to train on examples that are not of the train split", file=sys.stderr)
         return 1
-    out = fit_model(examples, args.seed, args.out, args.epochs, args.max_minutes)
+    if args.command == "fit-tagger":
+        from cacheprune.detectors.train.fit_tagger import fit_tagger
+
+        out = fit_tagger(examples, args.seed, args.out, args.epochs, args.max_minutes)
+    else:
+        from cacheprune.detectors.train.fit import fit as fit_model
+
+        out = fit_model(examples, args.seed, args.out, args.epochs, args.max_minutes)
     print(f"model written to {out}")
     return 0
 

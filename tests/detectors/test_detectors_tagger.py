@@ -1,0 +1,195 @@
+"""The token tagger: loads offline from the package over SmolLM2's embeddings, reads long texts
+in windows without losing offsets, refuses weights that do not fit, and its weights enter the
+policy version."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from detectors_faults import AlwaysRaises
+
+import cacheprune
+from cacheprune.detectors import DetectorChain, DetectorConfigError, build_detector, load_policy
+from cacheprune.detectors.tagger import (
+    CONTEXT,
+    SHIPPED_TAGGER_DIR,
+    WINDOW,
+    TaggerDetector,
+    decode_spans,
+    windows,
+)
+from cacheprune.detectors.tagger_model import CONFIG_FILE, WEIGHTS_FILE, bio_tags, token_shape
+from cacheprune.detectors.train.fit_tagger import aligned_tags
+
+# Written for this test, in none of the generator's templates (train or held-out).
+UNSEEN = [
+    ("Cheers for sorting that out.\n\nBest,\nGareth Llewellyn", "Gareth Llewellyn"),
+    ("booking ref 4QZ7 passenger NAKAMURA/HARUKI seat 14C", "NAKAMURA/HARUKI"),
+    ("the new flat is at 27 birchwood close, didsbury, m20 6rt if you want to visit",
+     "27 birchwood close, didsbury, m20 6rt"),
+    ("pushed by @quentin-morel to the release branch, ask him", "quentin-morel"),
+    ('{"ticket": 4471, "assignee": "okonkwo.adaeze", "status": "open"}', "okonkwo.adaeze"),
+    ("Patient: Siobhán Ní Bhriain, MRN 00482913, seen on the ward today", "00482913"),
+    ("Kind regards,\nMargaret Oyelaran-Smith", "Margaret Oyelaran-Smith"),
+]
+# The shipped weights cover these only in part (the chain's rules and name growth reach them).
+_KNOWN_MISSES = {
+    "NAKAMURA/HARUKI": "airline order: only 'HAR' of the given name is tagged",
+    "Margaret Oyelaran-Smith": "the pieces of the first half of a hyphenated surname are O",
+}
+UNSEEN_CASES = [
+    pytest.param(text, value, marks=pytest.mark.xfail(
+        reason=f"a known miss of the shipped weights: {_KNOWN_MISSES[value]}"))
+    if value in _KNOWN_MISSES else (text, value) for text, value in UNSEEN]
+
+
+@pytest.fixture(scope="module")
+def tagger() -> TaggerDetector:
+    return TaggerDetector()
+
+
+def _covered(spans, start: int, end: int, text: str) -> bool:
+    masked = set()
+    for span in spans:
+        masked.update(range(span.start, span.end))
+    return all(i in masked for i in range(start, end) if not text[i].isspace())
+
+
+def test_shipped_tagger_lies_in_the_package_and_loads_offline(monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    detector = build_detector("tagger")
+    assert isinstance(detector, TaggerDetector)
+    assert SHIPPED_TAGGER_DIR.is_relative_to(Path(cacheprune.__file__).parent)
+    assert {p.name for p in SHIPPED_TAGGER_DIR.iterdir()} == {CONFIG_FILE, WEIGHTS_FILE}
+    text = "Kind regards,\nMargaret Oyelaran-Smith"
+    found = detector.detect(text)
+    assert any(s.entity == "PERSON" and text[s.start:s.end] == "Margaret" for s in found), found
+
+
+@pytest.mark.parametrize(("text", "value"), UNSEEN_CASES)
+def test_tagger_masks_values_of_unseen_sentences(tagger, text: str, value: str) -> None:
+    start = text.index(value)
+    spans = tagger.detect(text)
+    assert _covered(spans, start, start + len(value), text), spans
+
+
+def test_windows_tile_the_text_with_context_on_each_side() -> None:
+    for length in (1, WINDOW - 1, WINDOW, WINDOW + 1, 5 * WINDOW + 17):
+        cores = []
+        for start, end, core_start, core_end in windows(length):
+            assert start == max(0, core_start - CONTEXT)
+            assert end == min(length, core_end + CONTEXT)
+            assert core_end - core_start <= WINDOW
+            cores += range(core_start, core_end)
+        assert cores == list(range(length))
+
+
+def test_a_long_text_is_read_in_windows_without_losing_offsets(tagger) -> None:
+    line = "Thanks for the quick fix on the billing page.\nBest,\nGareth Llewellyn\n\n"
+    text = line * 40  # about 20 tokens a line: 800 tokens, four windows
+    assert len(tagger.tokenizer.encode(text).ids) > 3 * WINDOW
+    spans = tagger.detect(text)
+    starts = [i for i in range(len(text)) if text.startswith("Gareth Llewellyn", i)]
+    assert all(_covered(spans, s, s + len("Gareth Llewellyn"), text) for s in starts)
+    for span in spans:  # every span lies on the name, none on the public words
+        assert set(text[span.start:span.end].split()) <= {"Gareth", "Llewellyn"}, span
+
+
+def test_special_token_text_is_read_as_text(tagger) -> None:
+    text = "<|im_start|>user\nRegards, Gareth Llewellyn<|im_end|>"
+    spans = tagger.detect(text)
+    start = text.index("Gareth")
+    assert _covered(spans, start, start + len("Gareth Llewellyn"), text)
+    assert tagger.detect("") == [] and tagger.detect(" \n ") == []
+
+
+def test_decode_spans_joins_byte_pieces_and_trims_spaces() -> None:
+    text = "Hi 김민 and Ann Lee"
+    # '김' is three byte pieces sharing its offsets; ' Ann' carries its leading space.
+    offsets = [(0, 2), (2, 4), (3, 4), (3, 4), (4, 5), (5, 9), (9, 13), (13, 17)]
+    tags = ["O", "B-PERSON", "I-PERSON", "B-PERSON", "I-PERSON", "O", "B-PERSON", "I-PERSON"]
+    # The second B inside one character continues the span (same offsets); 'and' ends it.
+    assert decode_spans(text, offsets, tags) == [(3, 5, "PERSON"), (10, 17, "PERSON")]
+    # Two runs of one label with only a space between them are one value; a line break or
+    # another label keeps them apart.
+    assert decode_spans(text, offsets, ["O"] * 5 + ["B-USERNAME", "B-USERNAME", "O"]) == [
+        (6, 13, "USERNAME")]
+    assert decode_spans(text, offsets, ["O"] * 5 + ["B-USERNAME", "B-PERSON", "O"]) == [
+        (6, 9, "USERNAME"), (10, 13, "PERSON")]
+    lines = "born: 20 May\n61"
+    assert decode_spans(lines, [(0, 5), (5, 12), (12, 13), (13, 15)],
+                        ["O", "B-DATE_OF_BIRTH", "O", "I-DATE_OF_BIRTH"]) == [
+        (6, 12, "DATE_OF_BIRTH"), (13, 15, "DATE_OF_BIRTH")]
+
+
+def test_training_labels_follow_the_values_characters(default_tokenizer) -> None:
+    text = "Regards,\nRob Baker <rob@example.com>"
+    encoding = default_tokenizer.encode(text)
+    index = {tag: i for i, tag in enumerate(bio_tags(["PERSON", "EMAIL"]))}
+    tags = aligned_tags(text, encoding.offsets, [(9, 18, "PERSON"), (20, 35, "EMAIL")], index)
+    names = {i: tag for tag, i in index.items()}
+    labelled = [(text[a:b], names[t]) for (a, b), t in zip(encoding.offsets, tags, strict=True)
+                if t != index["O"]]
+    assert labelled[0] == ("Rob", "B-PERSON")
+    assert [tag for _, tag in labelled].count("B-PERSON") == 1
+    assert [tag for _, tag in labelled].count("B-EMAIL") == 1
+    assert "".join(piece for piece, tag in labelled if tag.endswith("EMAIL")).strip() == \
+        "rob@example.com"
+    assert all(text[a:b] not in ("<", ">", ",") for (a, b), t in
+               zip(encoding.offsets, tags, strict=True) if t != index["O"])
+
+
+def test_token_shapes_tell_case_digits_space_and_script() -> None:
+    shapes = {piece: token_shape(piece) for piece in
+              ("Rob", " Rob", "rob", "ROB", "42", " ", "\n", "Ива", "김", "@")}
+    assert len(set(shapes.values())) == len(shapes)
+
+
+def test_a_fault_beside_the_tagger_fails_closed(tagger) -> None:
+    result = DetectorChain([tagger, AlwaysRaises()], timeout_s=None).run("Regards, Tom Price")
+    assert result.failed_closed and result.spans == []
+
+
+def test_bad_folders_and_options_name_what_is_wrong(tmp_path: Path) -> None:
+    with pytest.raises(DetectorConfigError, match="not a token tagger folder"):
+        TaggerDetector(model_dir=str(tmp_path))
+    with pytest.raises(DetectorConfigError, match="not labels of the model"):
+        TaggerDetector(entities=["PERSON", "SHOE_SIZE"])
+    with pytest.raises(DetectorConfigError, match="score must lie"):
+        TaggerDetector(score=1.5)
+    other_table = tmp_path / "other_table"
+    shutil.copytree(SHIPPED_TAGGER_DIR, other_table)
+    config = json.loads((other_table / CONFIG_FILE).read_text())
+    config["embedding_sha256"] = "0" * 64
+    (other_table / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(DetectorConfigError, match="another embedding table"):
+        TaggerDetector(model_dir=str(other_table))
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(SHIPPED_TAGGER_DIR, corrupt)
+    (corrupt / WEIGHTS_FILE).write_bytes(b"\x00" * 64)
+    with pytest.raises(DetectorConfigError, match="cannot be loaded"):
+        TaggerDetector(model_dir=str(corrupt))
+
+
+def _policy_with_tagger(folder: Path, model_dir: Path) -> Path:
+    folder.mkdir()
+    policy = folder / "policy.yaml"
+    policy.write_text(f"version: 1\ndetectors:\n  - detector: tagger\n"
+                      f"    options: {{model_dir: {model_dir}}}\n", encoding="utf-8")
+    return policy
+
+
+def test_policy_version_follows_the_weights(tmp_path: Path) -> None:
+    copy = tmp_path / "model"
+    shutil.copytree(SHIPPED_TAGGER_DIR, copy)
+    shipped = load_policy(_policy_with_tagger(tmp_path / "a", SHIPPED_TAGGER_DIR))
+    copied = load_policy(_policy_with_tagger(tmp_path / "b", copy))
+    assert shipped.policy_version == copied.policy_version  # contents, not the path
+    config = json.loads((copy / CONFIG_FILE).read_text())
+    config["dropout"] = 0.25  # read only in training: loads, but the bytes differ
+    (copy / CONFIG_FILE).write_text(json.dumps(config))
+    changed = load_policy(_policy_with_tagger(tmp_path / "c", copy))
+    assert changed.policy_version != shipped.policy_version
