@@ -193,3 +193,19 @@ def test_policy_version_follows_the_weights(tmp_path: Path) -> None:
     (copy / CONFIG_FILE).write_text(json.dumps(config))
     changed = load_policy(_policy_with_tagger(tmp_path / "c", copy))
     assert changed.policy_version != shipped.policy_version
+
+
+def test_fit_tagger_writes_a_folder_the_detector_loads(tmp_path: Path) -> None:
+    # A few examples and one epoch: the loop, the saved files and their loading, not quality.
+    from cacheprune.detectors.train.fit_tagger import fit_tagger
+    from cacheprune.detectors.train.generate import generate_split
+
+    messages: list[str] = []
+    out = fit_tagger(generate_split("train", 24, seed=3), seed=3, out_dir=tmp_path / "tagger",
+                     epochs=1, log=messages.append)
+    assert {p.name for p in out.iterdir()} == {CONFIG_FILE, WEIGHTS_FILE}
+    assert messages[-1].startswith("epoch 1/1: loss ")
+    trained = TaggerDetector(model_dir=str(out))
+    assert trained.describe()["model_sha256"] != TaggerDetector().describe()["model_sha256"]
+    text = "Regards, Gareth Llewellyn"  # one epoch on 24 texts finds little; spans stay inside
+    assert all(0 <= s.start < s.end <= len(text) for s in trained.detect(text))

@@ -16,6 +16,17 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 
+def _training_options(parser: argparse.ArgumentParser, count: int, epochs: int,
+                      max_minutes: float) -> None:
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--data", type=Path,
+                        help="training JSONL (default: generate --count examples from --seed)")
+    parser.add_argument("--count", type=int, default=count)
+    parser.add_argument("--epochs", type=int, default=epochs)
+    parser.add_argument("--max-minutes", type=float, default=max_minutes)
+    parser.add_argument("--out", type=Path, required=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cacheprune.detectors.train")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -24,23 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     generate.add_argument("--count", type=int, default=12000)
     generate.add_argument("--seed", type=int, required=True)
     generate.add_argument("--out", type=Path, required=True)
-    fit = commands.add_parser("fit", help="train the spaCy NER pipeline")
-    fit.add_argument("--seed", type=int, required=True)
-    fit.add_argument("--data", type=Path,
-                     help="training JSONL (default: generate --count examples from --seed)")
-    fit.add_argument("--count", type=int, default=12000)
-    fit.add_argument("--epochs", type=int, default=12)
-    fit.add_argument("--max-minutes", type=float, default=20.0)
-    fit.add_argument("--out", type=Path, required=True)
-    tagger = commands.add_parser("fit-tagger",
-                                 help="train the token tagger over SmolLM2's embeddings")
-    tagger.add_argument("--seed", type=int, required=True)
-    tagger.add_argument("--data", type=Path,
-                        help="training JSONL (default: generate --count examples from --seed)")
-    tagger.add_argument("--count", type=int, default=24000)
-    tagger.add_argument("--epochs", type=int, default=6)
-    tagger.add_argument("--max-minutes", type=float, default=40.0)
-    tagger.add_argument("--out", type=Path, required=True)
+    _training_options(commands.add_parser("fit", help="train the spaCy NER pipeline"),
+                      count=12000, epochs=12, max_minutes=20.0)
+    _training_options(commands.add_parser(
+        "fit-tagger", help="train the token tagger over SmolLM2's embeddings"),
+        count=24000, epochs=6, max_minutes=40.0)
     args = parser.parse_args(argv)
 
     from cacheprune.detectors.train.examples import read_jsonl, write_jsonl
