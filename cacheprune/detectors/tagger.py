@@ -52,21 +52,25 @@ def windows(length: int) -> list[tuple[int, int, int, int]]:
              min(length, core + WINDOW)) for core in range(0, length, WINDOW)]
 
 
-def _best_tags(logits: torch.Tensor) -> torch.Tensor:
-    """Tag ids from (..., 1 + 2 * labels) logits laid out as `bio_tags`: a token is inside a
-    value when O is less likely than not; its label is the one whose B and I together are
-    likeliest, B or I whichever is likelier. (The plain argmax left O inside values where the
-    probability was split between a label's B and I: 'Oyelaran-' of a name, '-sur' of a town.)
+def _best_tags(logits: torch.Tensor, min_probability: float = 0.5) -> torch.Tensor:
+    """Tag ids from (..., 1 + 2 * labels) logits laid out as `bio_tags`.
+
+    A token is inside a value when its probability of not being O is at least
+    `min_probability`, even where no single tag beats O (the probability split between a
+    label's B and I, or between two labels); its label is the one whose B and I together are
+    likeliest, B or I whichever is likelier.
     """
     probs = logits.softmax(-1)
     inside = probs[..., 1:].unflatten(-1, (-1, 2))  # (..., labels, [B, I])
     label = inside.sum(-1).argmax(-1)
     pair = inside.gather(-2, label[..., None, None].expand(*label.shape, 1, 2)).squeeze(-2)
     tags = 1 + 2 * label + (pair[..., 1] > pair[..., 0]).long()
-    return torch.where(probs[..., 0] < 0.5, tags, torch.zeros_like(tags))
+    inside = 1.0 - probs[..., 0] >= min_probability
+    return torch.where(inside, tags, torch.zeros_like(tags))
 
 
-def tag_ids(model: TokenTagger, token_ids: list[int], shapes: list[int]) -> list[int]:
+def tag_ids(model: TokenTagger, token_ids: list[int], shapes: list[int],
+            min_probability: float = 0.5) -> list[int]:
     """The tag of every token (`_best_tags`), each read in the window whose core holds it."""
     if not token_ids:
         return []
@@ -80,7 +84,8 @@ def tag_ids(model: TokenTagger, token_ids: list[int], shapes: list[int]) -> list
         for group in groups.values():
             ids = torch.tensor([token_ids[a:b] for a, b, _, _ in group])
             kinds = torch.tensor([shapes[a:b] for a, b, _, _ in group])
-            for window, row in zip(group, _best_tags(model(ids, kinds)).tolist(), strict=True):
+            best = _best_tags(model(ids, kinds), min_probability).tolist()
+            for window, row in zip(group, best, strict=True):
                 tagged[window] = row
     tags: list[int] = []
     for window in spans:
@@ -135,19 +140,26 @@ class TaggerDetector(Detector):
     names (PHONE_NUMBER, EMAIL_ADDRESS, STREET_ADDRESS) as with `learned`.
 
     Options: `model_dir` (a folder written by `fit-tagger`; default the shipped one),
-    `entities` (labels to keep; default all), `score`, `name`.
+    `entities` (labels to keep; default all), `score`, `min_probability` (a token is inside a
+    value when the model gives it at least this probability of not being O; 0.5 by default,
+    higher trades recall for fewer false positives), `name`.
     """
 
     path_options: ClassVar[tuple[str, ...]] = ("model_dir",)
 
     def __init__(self, model_dir: str | None = None, entities: list[str] | None = None,
-                 score: float = 0.85, name: str = "tagger") -> None:
+                 score: float = 0.85, min_probability: float = 0.5,
+                 name: str = "tagger") -> None:
         folder = Path(model_dir) if model_dir is not None else SHIPPED_TAGGER_DIR
         if not (folder / CONFIG_FILE).is_file():
             raise DetectorConfigError(
                 f"tagger detector: {folder} is not a token tagger folder (no {CONFIG_FILE})")
         if not 0.0 <= score <= 1.0:
             raise DetectorConfigError(f"tagger detector: score must lie in [0, 1], got {score}")
+        if not 0.0 < min_probability < 1.0:
+            raise DetectorConfigError(
+                f"tagger detector: min_probability must lie in (0, 1), got {min_probability}")
+        self.min_probability = min_probability
         self.model_dir = folder
         self.score = score
         self.name = name
@@ -167,7 +179,7 @@ class TaggerDetector(Detector):
         # The whole text as tenant-typed: a special token's text stays ordinary text.
         encoding = self.tokenizer.encode_prompt(text, [(0, len(text))])
         shapes = [token_shape(text[a:b]) for a, b in encoding.offsets]
-        tags = tag_ids(self.model, encoding.ids, shapes)
+        tags = tag_ids(self.model, encoding.ids, shapes, self.min_probability)
         markup = markup_chars(text)
         spans = []
         for start, end, label in decode_spans(text, encoding.offsets,
@@ -179,4 +191,5 @@ class TaggerDetector(Detector):
 
     def describe(self) -> dict[str, Any]:
         return {"model_sha256": self._digest, "entities": sorted(self.entities),
-                "score": self.score, "embedding_sha256": self.model.config.embedding_sha256}
+                "score": self.score, "min_probability": self.min_probability,
+                "embedding_sha256": self.model.config.embedding_sha256}

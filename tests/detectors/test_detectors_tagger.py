@@ -160,6 +160,8 @@ def test_bad_folders_and_options_name_what_is_wrong(tmp_path: Path) -> None:
         TaggerDetector(entities=["PERSON", "SHOE_SIZE"])
     with pytest.raises(DetectorConfigError, match="score must lie"):
         TaggerDetector(score=1.5)
+    with pytest.raises(DetectorConfigError, match="min_probability must lie"):
+        TaggerDetector(min_probability=1.0)
     other_table = tmp_path / "other_table"
     shutil.copytree(SHIPPED_TAGGER_DIR, other_table)
     config = json.loads((other_table / CONFIG_FILE).read_text())
@@ -209,3 +211,12 @@ def test_fit_tagger_writes_a_folder_the_detector_loads(tmp_path: Path) -> None:
     assert trained.describe()["model_sha256"] != TaggerDetector().describe()["model_sha256"]
     text = "Regards, Gareth Llewellyn"  # one epoch on 24 texts finds little; spans stay inside
     assert all(0 <= s.start < s.end <= len(text) for s in trained.detect(text))
+
+
+def test_a_higher_min_probability_masks_a_subset(tagger) -> None:
+    text = ("hey sam, ask jordan about the invoice from harbour supplies ltd, "
+            "or ping @kfrost on slack; ref 2019-CS-0412, room 4.12")
+    masked = {i for s in tagger.detect(text) for i in range(s.start, s.end)}
+    strict = TaggerDetector(min_probability=0.99)
+    assert strict.describe()["min_probability"] == 0.99
+    assert {i for s in strict.detect(text) for i in range(s.start, s.end)} <= masked
