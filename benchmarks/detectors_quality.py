@@ -6,8 +6,8 @@
                                            [--blind FILE] [--blind-only]
 
 Every figure is given twice in one run: "before" (the policy without its learned detectors,
-`learned` and `tagger`) and
-"after" (the policy as it is). First the blind set (datasets/pii_blind: texts written from a
+`learned` and `tagger`) and "after" (the policy as it is). First the blind set
+(datasets/pii_blind: texts written from a
 description of the genres by someone who had read neither the detectors nor the training
 data; per kind, genre and language, and the tokens masked on its PII-free texts): the figure
 that estimates text nobody here has seen. Then the generated splits of

@@ -61,9 +61,9 @@ def _best_tags(logits: torch.Tensor, min_probability: float = 0.5) -> torch.Tens
     likeliest, B or I whichever is likelier.
     """
     probs = logits.softmax(-1)
-    inside = probs[..., 1:].unflatten(-1, (-1, 2))  # (..., labels, [B, I])
-    label = inside.sum(-1).argmax(-1)
-    pair = inside.gather(-2, label[..., None, None].expand(*label.shape, 1, 2)).squeeze(-2)
+    by_label = probs[..., 1:].unflatten(-1, (-1, 2))  # (..., labels, [B, I])
+    label = by_label.sum(-1).argmax(-1)
+    pair = by_label.gather(-2, label[..., None, None].expand(*label.shape, 1, 2)).squeeze(-2)
     tags = 1 + 2 * label + (pair[..., 1] > pair[..., 0]).long()
     inside = 1.0 - probs[..., 0] >= min_probability
     return torch.where(inside, tags, torch.zeros_like(tags))
@@ -74,10 +74,10 @@ def tag_ids(model: TokenTagger, token_ids: list[int], shapes: list[int],
     """The tag of every token (`_best_tags`), each read in the window whose core holds it."""
     if not token_ids:
         return []
-    spans = windows(len(token_ids))
+    all_windows = windows(len(token_ids))
     # Windows of one length form a batch (the first and last ones are shorter): no padding.
     groups: dict[int, list[tuple[int, int, int, int]]] = {}
-    for window in spans:
+    for window in all_windows:
         groups.setdefault(window[1] - window[0], []).append(window)
     tagged: dict[tuple[int, int, int, int], list[int]] = {}
     with torch.inference_mode():
@@ -88,7 +88,7 @@ def tag_ids(model: TokenTagger, token_ids: list[int], shapes: list[int],
             for window, row in zip(group, best, strict=True):
                 tagged[window] = row
     tags: list[int] = []
-    for window in spans:
+    for window in all_windows:
         start, _, core_start, core_end = window
         tags += tagged[window][core_start - start:core_end - start]
     return tags
@@ -190,6 +190,6 @@ class TaggerDetector(Detector):
         return spans
 
     def describe(self) -> dict[str, Any]:
+        # The embedding table's SHA-256 is in tagger.json, so in the folder's digest too.
         return {"model_sha256": self._digest, "entities": sorted(self.entities),
-                "score": self.score, "min_probability": self.min_probability,
-                "embedding_sha256": self.model.config.embedding_sha256}
+                "score": self.score, "min_probability": self.min_probability}

@@ -97,8 +97,6 @@ def _unpermute(weight: np.ndarray, num_heads: int) -> np.ndarray:
 
 def load_gguf(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], dict[str, Any]]:
     """Config, float32 state dict (Hugging Face names) and metadata of a GGUF model."""
-    from gguf.quants import dequantize
-
     reader = _reader(path)
     meta = _metadata(reader)
     config = _config(meta)
@@ -107,11 +105,7 @@ def load_gguf(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], dict[st
         name = _hf_name(tensor.name)
         if name is None:
             continue
-        try:
-            array = dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
-        except Exception as exc:
-            raise ModelLoadError(f"{path}: tensor {tensor.name!r} cannot be read: {exc}") from exc
-        array = array.reshape([int(d) for d in reversed(tensor.shape)])
+        array = _float32_array(path, tensor)
         if name.endswith("q_proj.weight") and config.architecture == "llama":
             array = _unpermute(array, config.num_heads)
         elif name.endswith("k_proj.weight") and config.architecture == "llama":
@@ -124,18 +118,21 @@ def load_gguf(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], dict[st
 
 def read_token_embeddings(path: Path) -> np.ndarray:
     """The float32 (vocabulary, hidden) token embedding table alone, without the other weights."""
+    for tensor in _reader(path).tensors:
+        if tensor.name == "token_embd.weight":
+            return np.array(_float32_array(path, tensor))  # owned, writable
+    raise ModelLoadError(f"{path} has no token embedding table (token_embd.weight)")
+
+
+def _float32_array(path: Path, tensor: Any) -> np.ndarray:
+    """A GGUF tensor dequantized to float32, in Hugging Face's (rows, columns) order."""
     from gguf.quants import dequantize
 
-    reader = _reader(path)
-    for tensor in reader.tensors:
-        if tensor.name == "token_embd.weight":
-            try:
-                array = dequantize(tensor.data, tensor.tensor_type)
-            except Exception as exc:
-                raise ModelLoadError(f"{path}: the token embeddings cannot be read: {exc}") from exc
-            shape = [int(d) for d in reversed(tensor.shape)]
-            return np.array(array, dtype=np.float32).reshape(shape)
-    raise ModelLoadError(f"{path} has no token embedding table (token_embd.weight)")
+    try:
+        array = dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
+    except Exception as exc:  # the gguf package raises bare ValueError/IndexError on bad bytes
+        raise ModelLoadError(f"{path}: tensor {tensor.name!r} cannot be read: {exc}") from exc
+    return array.reshape([int(d) for d in reversed(tensor.shape)])
 
 
 def _hf_name(gguf_name: str) -> str | None:
