@@ -31,16 +31,14 @@ detectors masked them.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BLIND = ROOT / "datasets" / "pii_blind" / "blind_2026_12.jsonl"
+WRITTEN_TEST = ROOT / "datasets" / "pii_written" / "test"
 sys.path.insert(0, str(ROOT / "tests" / "detectors"))
 
 from detector_corpora import (  # noqa: E402
@@ -59,6 +57,7 @@ from pii_free_genres import PII_FREE_GENRES  # noqa: E402
 from cacheprune.detectors import DetectionPolicy, load_policy, token_mask  # noqa: E402
 from cacheprune.detectors.policy import default_policy_path, policy_from_data  # noqa: E402
 from cacheprune.detectors.train.generate import generate_split  # noqa: E402
+from cacheprune.detectors.train.written import read_written, read_written_files  # noqa: E402
 from cacheprune.detectors.yaml_io import read_yaml  # noqa: E402
 from cacheprune.models import load_tokenizer  # noqa: E402
 
@@ -77,8 +76,10 @@ def main() -> int:
                         help="examples of the training genres (a seed training did not use)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--blind", type=Path, default=BLIND, help="the blind set (JSON lines)")
+    parser.add_argument("--written-test", type=Path, default=WRITTEN_TEST,
+                        help="hand-written texts training never reads (a folder of JSON lines)")
     parser.add_argument("--blind-only", action="store_true",
-                        help="score the blind set only (a quick run)")
+                        help="score the hand-written sets only, blind and test (a quick run)")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -99,10 +100,14 @@ def main() -> int:
 
     masks = {"before": masker(before), "after": masker(after)}
     if args.blind.is_file():
-        print_scores(f"blind set {args.blind.name}", blind_examples(args.blind), masks,
+        print_scores(f"blind set {args.blind.name}", read_written(args.blind, "blind"), masks,
                      misses=True, by_language=True)
     else:
         print(f"\nblind set {args.blind} is missing: skipped")
+    if args.written_test.is_dir():
+        print_scores(f"hand-written test split {args.written_test}",
+                     read_written_files([args.written_test], "test"), masks, misses=True,
+                     by_language=True)
     if args.blind_only:
         return 0
     print_generated(masks, args)
@@ -134,33 +139,6 @@ def without_learned(policy: DetectionPolicy, config: Path | None) -> DetectionPo
                             path.parent)
 
 
-@dataclass(frozen=True)
-class Labelled:
-    """A text with its private values as (start, end, kind) character spans."""
-
-    text: str
-    spans: list[tuple[int, int, str]]
-    genre: str
-    language: str = "?"
-
-
-def blind_examples(path: Path) -> list[Labelled]:
-    """The blind set's texts, each value labelled wherever it occurs in its text."""
-    examples = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        spans = []
-        for value in row["values"]:
-            found = [m.start() for m in re.finditer(re.escape(value["value"]), row["text"])]
-            if not found:
-                raise SystemExit(f"{path}:{number}: value {value['value']!r} is not in its text")
-            spans += [(at, at + len(value["value"]), value["kind"]) for at in found]
-        examples.append(Labelled(row["text"], spans, row["genre"], row.get("language", "?")))
-    return examples
-
-
 def print_generated(masks, args) -> None:
     """The generated splits: the held-out one (never trained on) and the training genres."""
     splits = {"train-genres": generate_split("train", args.train_sample, 1000 + args.seed),
@@ -188,8 +166,7 @@ def print_scores(title: str, examples, masks, misses: bool, by_language: bool = 
                 cell[1] += len(offsets)
             for start, end, kind in example.spans:
                 masked = fully_masked(Value(kind, start, end), offsets, private)
-                keys = {"kind": kind, "genre": example.genre,
-                        "language": getattr(example, "language", "?")}
+                keys = {"kind": kind, "genre": example.genre, "language": example.locale}
                 tables["kind"]["ALL"][label].append(masked)
                 for name, table in tables.items():
                     table[keys[name]][label].append(masked)

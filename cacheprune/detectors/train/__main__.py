@@ -25,6 +25,11 @@ def _training_options(parser: argparse.ArgumentParser, count: int, epochs: int,
     parser.add_argument("--epochs", type=int, default=epochs)
     parser.add_argument("--max-minutes", type=float, default=max_minutes)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--written", type=Path, action="append", default=[],
+                        help="hand-written labelled JSONL (a file or a folder of them) to train "
+                             "on besides the generated examples; may be repeated")
+    parser.add_argument("--written-repeat", type=int, default=3,
+                        help="how many times each hand-written example is seen per epoch")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from cacheprune.detectors.train.examples import read_jsonl, write_jsonl
     from cacheprune.detectors.train.generate import generate_split
+    from cacheprune.detectors.train.written import WrittenDataError, read_written_files
 
     if args.command == "generate":
         count = write_jsonl(generate_split(args.split, args.count, args.seed), args.out)
@@ -54,6 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     if any(example.split != "train" for example in examples):
         print("refusing to train on examples that are not of the train split", file=sys.stderr)
         return 1
+    if args.written_repeat < 1:
+        print(f"--written-repeat must be at least 1, got {args.written_repeat}", file=sys.stderr)
+        return 1
+    try:
+        written = read_written_files(args.written, "train")
+    except WrittenDataError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    if written:
+        print(f"{len(written)} hand-written examples, each {args.written_repeat} times")
+    examples += written * args.written_repeat
     if args.command == "fit-tagger":
         from cacheprune.detectors.train.fit_tagger import fit_tagger
 
