@@ -148,9 +148,10 @@ class PlausibleName:
 
     No: when it holds digits or markup, starts lower-case, is all acronyms, ends in a place or
     organisation word ('Victoria Station', 'Customer Support'), starts with an article or a
-    pronoun of another language ('Ihre Nachricht') or is made only of ordinary English words ('Deep
-    Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns that are popular names ('John',
-    'Victoria') count as names.
+    pronoun of another language ('Ihre Nachricht'), has no word the gazetteer knows (an English
+    model's guess in another language: 'Onderwerp', 'Cordiali') or is made only of ordinary
+    English words ('Deep Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns that are
+    popular names ('John', 'Victoria') count as names.
     """
 
     def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
@@ -170,7 +171,14 @@ class PlausibleName:
             return False
         if words[0].casefold() in self._function_words:  # 'Ihre Nachricht', 'Guten Tag'
             return False
+        if not any(self._is_known(w) for w in words):  # 'Onderwerp', 'Cordiali', 'Описание'
+            return False
         return not all(self._is_ordinary(w) for w in words)
+
+    def _is_known(self, word: str) -> bool:
+        """In the gazetteer, whole or by a part of a double name ('Reyes-Ortiz')."""
+        return any(part.casefold() in self._gazetteer
+                   for part in [word, *regex.split(r"[-'’]", word)] if len(part) > 1)
 
     def _is_ordinary(self, word: str) -> bool:
         """A verb, adjective, adverb or stop word ('Mark', 'Will'), or a noun that is not a

@@ -30,6 +30,7 @@ class NameWord:
     ordinary: bool
     noun: bool  # also an English noun ('Adam', 'Victoria'): a lone one needs a cue
     particle: bool
+    caseless: bool = False  # a script without letter case (Arabic, Hebrew, Hangul, Devanagari)
 
     @property
     def known(self) -> bool:
@@ -65,10 +66,11 @@ class WordReader:
         surname_shaped = bool(_SURNAME_PREFIX.match(key)) and token[-1].islower()
         if first is None and last is None and surname_shaped:
             last = COMMON_RANK
+        caseless = not (token[0].isupper() or token[0].islower())
         return NameWord(
             start, end,
             capitalized=token[0].isupper() and not (len(token) > 1 and token.isupper())
-            or not (token[0].isupper() or token[0].islower()),  # scripts without case
+            or caseless,
             lower=token.islower(),
             upper=len(token) > 1 and token.isupper(),
             first=first, last=last,
@@ -76,6 +78,7 @@ class WordReader:
                                                                                 last),
             noun=self._ordinary.is_noun(key),
             particle=key in self._particles,
+            caseless=caseless,
         )
 
     def _ranks(self, key: str) -> tuple[int | None, int | None]:

@@ -44,6 +44,9 @@ _COORDINATION = regex.compile(r",?[ \t]+(?:and|&|or|y|et|und|e|en|og|och|i|ve|и
 # A lone capitalized word mid-sentence is a name without a cue when it is a given name this
 # popular somewhere ('Yesterday Priya asked') and no English word at all.
 _LONE_NAME_RANK = 300
+# Longer runs of words without letter case are sentences ('يرجى الاتصال بمركز خدمة العملاء').
+_MAX_CASELESS_WORDS = 4
+_CASELESS_AFTER_TITLE = 3
 
 
 class NameDetector(Detector):
@@ -224,6 +227,8 @@ class NameDetector(Detector):
             return None
         if run[0].upper:
             return self._score_upper(text, names, start, end, before)
+        if all(w.caseless for w in names):
+            return self._score_caseless(text, names, start, end, before)
         if run[0].capitalized:
             return self._score_capitalized(text, names, start, end, before)
         return self._score_lower(run, start, end, before, text[end:end + 20])
@@ -247,6 +252,28 @@ class NameDetector(Detector):
         if (names[0].last or MAX_RANK) <= COMMON_RANK and 1 <= len(given) <= 2 and all(
                 w.strong for w in given):
             return start, end, 0.75  # family name in capitals first
+        return None
+
+    def _score_caseless(self, text: str, names: list[NameWord], start: int, end: int,
+                        before: str) -> tuple[int, int, float] | None:
+        """Words of a script without case all read as capitalized, so a whole sentence is one
+        run: a name there needs a title, a cue or a sign-off, or two names the gazetteer knows,
+        and is at most `_MAX_CASELESS_WORDS` words ('محمد بن عبد الله', not a sentence)."""
+        titled = [i for i, w in enumerate(names[:-1])
+                  if text[w.start:w.end].casefold() in self._titles]
+        if self._after_title(before) or titled:
+            # 'श्री राजेश कुमार शर्मा ने फॉर्म भरा': the words after the title, not the sentence
+            given = names[titled[0] + 1:] if titled else names
+            given = given[:_CASELESS_AFTER_TITLE]
+            return given[0].start, given[-1].end, 0.8
+        if len(names) > _MAX_CASELESS_WORDS:
+            return None
+        if self._after_sign_off(text, start):
+            return start, end, 0.8
+        if self._cue.search(before) and sum(w.known for w in names) >= 1:
+            return start, end, 0.7
+        if sum(w.strong for w in names) >= 2:
+            return start, end, 0.85
         return None
 
     def _score_capitalized(self, text: str, names: list[NameWord], start: int, end: int,
@@ -301,7 +328,8 @@ class NameDetector(Detector):
         return key.rstrip(".") in self._titles or key in self._cue_words
 
     def _after_title(self, before: str) -> bool:
-        match = regex.search(r"(\p{L}+(?:\.\p{L}+)?)\.?[ \t]$", before)
+        # Marks too: Devanagari titles are letters with vowel signs ('श्री').
+        match = regex.search(r"([\p{L}\p{M}]+(?:\.\p{L}+)?)\.?[ \t]$", before)
         return match is not None and match.group(1).casefold() in self._titles
 
     def _after_sign_off(self, text: str, start: int) -> bool:

@@ -105,3 +105,26 @@ def test_name_sentences_map_back_to_the_same_characters(pieces: list[str]) -> No
     for sentence in ("Priya Patel wrote it.", "Mr. Saltram came late.", "We thank Kwame!"):
         assert (sentence in joined.text) == (sentence in text)
     assert "Results improve." not in joined.text
+
+
+@pytest.mark.parametrize("text", [
+    "للاستفسار يرجى الاتصال بمركز خدمة العملاء على الرقم المجاني 800 124 0000.",
+    "משרד התיירות הודיע כי מוזיאון ישראל יאריך את שעות הפתיחה במהלך חג הסוכות.",
+    "보다 안정적인 서비스 제공을 위해 아래와 같이 정기 점검을 실시합니다.",
+    "कल सुबह बैठक से पहले सभी रिपोर्ट तैयार रखें और टीम को सूचित करें।",
+])
+def test_sentences_in_scripts_without_case_are_not_names(names, text: str) -> None:
+    # Every word of such a script reads as 'capitalized'; a sentence is no run of names.
+    assert found(names, text) == []
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("श्री राजेश कुमार शर्मा ने फॉर्म भरा।", "राजेश कुमार शर्मा"),  # title, then a sentence
+    ("आज श्री राजेश कुमार शर्मा ने फॉर्म भरा।", "राजेश कुमार शर्मा"),
+    ("Dear Mr. محمد العلي, thanks", "محمد العلي"),
+    ("Please ask محمد العلي about it.", "محمد العلي"),
+    ("Regards,\nأحمد الفارسي", "أحمد الفارسي"),
+])
+def test_names_in_scripts_without_case_are_found_after_a_title_or_cue(names, text: str,
+                                                                      name: str) -> None:
+    assert name in found(names, text)
