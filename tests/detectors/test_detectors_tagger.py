@@ -38,7 +38,6 @@ UNSEEN = [
 # The shipped weights cover these only in part (the chain's rules and name growth reach them).
 _KNOWN_MISSES = {
     "NAKAMURA/HARUKI": "airline order: only 'HAR' of the given name is tagged",
-    "Margaret Oyelaran-Smith": "the pieces of the first half of a hyphenated surname are O",
 }
 UNSEEN_CASES = [
     pytest.param(text, value, marks=pytest.mark.xfail(
@@ -66,7 +65,8 @@ def test_shipped_tagger_lies_in_the_package_and_loads_offline(monkeypatch) -> No
     assert {p.name for p in SHIPPED_TAGGER_DIR.iterdir()} == {CONFIG_FILE, WEIGHTS_FILE}
     text = "Kind regards,\nMargaret Oyelaran-Smith"
     found = detector.detect(text)
-    assert any(s.entity == "PERSON" and text[s.start:s.end] == "Margaret" for s in found), found
+    assert any(s.entity == "PERSON" and s.start <= text.index("Margaret") and
+               s.end >= text.index("Margaret") + len("Margaret") for s in found), found
 
 
 @pytest.mark.parametrize(("text", "value"), UNSEEN_CASES)
