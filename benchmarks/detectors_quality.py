@@ -3,14 +3,15 @@
     python benchmarks/detectors_quality.py [DATA_DIR] [--config POLICY] [--show-misses]
                                            [--papers 20] [--stories 6] [--chars 20000]
                                            [--heldout 600] [--train-sample 300] [--seed 1]
-                                           [--blind FILE] [--blind-only]
+                                           [--blind FILE] [--written-test DIR] [--blind-only]
 
 Every figure is given twice in one run: "before" (the policy without its learned detectors,
 `learned` and `tagger`) and "after" (the policy as it is). First the blind set
 (datasets/pii_blind: texts written from a
 description of the genres by someone who had read neither the detectors nor the training
 data; per kind, genre and language, and the tokens masked on its PII-free texts): the figure
-that estimates text nobody here has seen. Then the generated splits of
+that estimates text nobody here has seen. Then the hand-written test split (datasets/pii_written/
+test: written apart from the texts the tagger trains on). Then the generated splits of
 `cacheprune.detectors.train`: the held-out split (its own templates, locales and value pools,
 never trained on) apart from a fresh sample of the training genres, per kind and per genre,
 and the tokens masked on their PII-free texts per genre.

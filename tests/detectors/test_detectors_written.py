@@ -1,4 +1,4 @@
-"""Hand-written labelled texts: read as examples, validated, and trained on beside generated ones."""
+"""Hand-written labelled texts: read as examples, validated, trained on beside generated ones."""
 
 from __future__ import annotations
 
