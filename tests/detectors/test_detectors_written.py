@@ -44,6 +44,7 @@ def test_every_occurrence_of_a_value_is_labelled(tmp_path: Path) -> None:
     ({"text": "Ring Ada", "values": [{"kind": "PERSON", "value": "Eve"}]}, "'Eve' is not in"),
     ({"text": "Ring Ada", "values": [{"kind": "PERSON", "value": ""}]}, "'' is not in"),
     ({"values": []}, "not an object with 'text'"),
+    ({"text": "Ring Ada", "values": ["Ada"]}, "must be a list of"),
 ])
 def test_a_malformed_line_is_named_by_file_and_line(tmp_path: Path, row, message) -> None:
     path = _write(tmp_path / "bad.jsonl", [{"text": "fine", "values": []}, row])

@@ -39,6 +39,9 @@ def read_written(path: Path, split: str) -> list[Example]:
             raise WrittenDataError(f"{where}: not an object with 'text' and 'values' ({exc})"
                                    ) from exc
         spans = []
+        if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
+            raise WrittenDataError(f"{where}: 'values' must be a list of "
+                                   "{\"kind\", \"value\"} objects")
         for value in values:
             kind, piece = value.get("kind"), value.get("value")
             if kind not in LABELS:
