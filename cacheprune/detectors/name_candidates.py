@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import regex
 
 from cacheprune.detectors.name_gazetteer import MAX_RANK, load_gazetteer
-from cacheprune.detectors.name_tokens import NAME_NOUN_RANK, WORD
+from cacheprune.detectors.name_tokens import NAME_NOUN_RANK, WORD, WordReader
 from cacheprune.detectors.name_words import (
     DEFAULT_VOCABULARY_MODEL,
     load_name_words,
@@ -160,6 +160,7 @@ class PlausibleName:
         words = load_name_words()
         self._places = frozenset(w.casefold() for w in words.place_words + words.organisation_words)
         self._function_words = frozenset(w.casefold() for w in words.function_words)
+        self._reader = WordReader(words, vocabulary_model)
 
     def __call__(self, phrase: str) -> bool:
         if _NOT_A_NAME.search(phrase):
@@ -171,14 +172,9 @@ class PlausibleName:
             return False
         if words[0].casefold() in self._function_words:  # 'Ihre Nachricht', 'Guten Tag'
             return False
-        if not any(self._is_known(w) for w in words):  # 'Onderwerp', 'Cordiali', 'Описание'
+        if not any(w.known for w in self._reader.words(phrase)):  # 'Onderwerp', 'Описание'
             return False
         return not all(self._is_ordinary(w) for w in words)
-
-    def _is_known(self, word: str) -> bool:
-        """In the gazetteer, whole or by a part of a double name ('Reyes-Ortiz')."""
-        return any(part.casefold() in self._gazetteer
-                   for part in [word, *regex.split(r"[-'’]", word)] if len(part) > 1)
 
     def _is_ordinary(self, word: str) -> bool:
         """A verb, adjective, adverb or stop word ('Mark', 'Will'), or a noun that is not a

@@ -22,3 +22,20 @@ def default_tokenizer():
     from cacheprune.models import load_tokenizer
 
     return load_tokenizer()
+
+
+@pytest.fixture
+def model_policy(tmp_path):
+    """A function writing a one-detector policy file that points at a model folder, each in a
+    folder of its own under tmp_path: `model_policy("tagger", model_dir)`."""
+    written = []
+
+    def write(detector: str, model_dir):
+        folder = tmp_path / f"policy-{len(written)}"
+        folder.mkdir()
+        policy = folder / "policy.yaml"
+        policy.write_text(f"version: 1\ndetectors:\n  - detector: {detector}\n"
+                          f"    options: {{model_dir: {model_dir}}}\n", encoding="utf-8")
+        written.append(policy)
+        return policy
+    return write

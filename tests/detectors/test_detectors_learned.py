@@ -110,24 +110,16 @@ def test_bad_options_name_what_is_wrong(tmp_path: Path) -> None:
         LearnedDetector(entities=["PERSON", "SHOE_SIZE"])
 
 
-def _policy_with_model(folder: Path, model_dir: Path) -> Path:
-    folder.mkdir()
-    policy = folder / "policy.yaml"
-    policy.write_text(f"version: 1\ndetectors:\n  - detector: learned\n"
-                      f"    options: {{model_dir: {model_dir}}}\n", encoding="utf-8")
-    return policy
-
-
-def test_policy_version_follows_the_weights(tmp_path: Path) -> None:
+def test_policy_version_follows_the_weights(tmp_path: Path, model_policy) -> None:
     copy = tmp_path / "model"
     shutil.copytree(SHIPPED_MODEL_DIR, copy)
-    shipped = load_policy(_policy_with_model(tmp_path / "a", SHIPPED_MODEL_DIR))
-    copied = load_policy(_policy_with_model(tmp_path / "b", copy))
+    shipped = load_policy(model_policy("learned", SHIPPED_MODEL_DIR))
+    copied = load_policy(model_policy("learned", copy))
     assert shipped.policy_version == copied.policy_version  # contents, not the path
     meta = copy / "meta.json"
     meta.write_text(meta.read_text(encoding="utf-8").replace("seed", "seed ", 1),
                     encoding="utf-8")
-    changed = load_policy(_policy_with_model(tmp_path / "c", copy))
+    changed = load_policy(model_policy("learned", copy))
     assert changed.policy_version != shipped.policy_version
     digest = LearnedDetector(model_dir=str(copy)).describe()["model_sha256"]
     assert digest != hashlib.sha256(b"").hexdigest()

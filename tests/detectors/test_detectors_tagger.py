@@ -176,24 +176,16 @@ def test_bad_folders_and_options_name_what_is_wrong(tmp_path: Path) -> None:
         TaggerDetector(model_dir=str(corrupt))
 
 
-def _policy_with_tagger(folder: Path, model_dir: Path) -> Path:
-    folder.mkdir()
-    policy = folder / "policy.yaml"
-    policy.write_text(f"version: 1\ndetectors:\n  - detector: tagger\n"
-                      f"    options: {{model_dir: {model_dir}}}\n", encoding="utf-8")
-    return policy
-
-
-def test_policy_version_follows_the_weights(tmp_path: Path) -> None:
+def test_policy_version_follows_the_weights(tmp_path: Path, model_policy) -> None:
     copy = tmp_path / "model"
     shutil.copytree(SHIPPED_TAGGER_DIR, copy)
-    shipped = load_policy(_policy_with_tagger(tmp_path / "a", SHIPPED_TAGGER_DIR))
-    copied = load_policy(_policy_with_tagger(tmp_path / "b", copy))
+    shipped = load_policy(model_policy("tagger", SHIPPED_TAGGER_DIR))
+    copied = load_policy(model_policy("tagger", copy))
     assert shipped.policy_version == copied.policy_version  # contents, not the path
     config = json.loads((copy / CONFIG_FILE).read_text())
     config["dropout"] = 0.25  # read only in training: loads, but the bytes differ
     (copy / CONFIG_FILE).write_text(json.dumps(config))
-    changed = load_policy(_policy_with_tagger(tmp_path / "c", copy))
+    changed = load_policy(model_policy("tagger", copy))
     assert changed.policy_version != shipped.policy_version
 
 
