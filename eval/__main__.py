@@ -99,8 +99,8 @@ def _parser() -> argparse.ArgumentParser:
                              "face the cached-count prober only)")
     parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS),
                         help="default: every system of the backend")
-    parser.add_argument("--policy", help="detection policy YAML (default: shipped rules; "
-                        "cacheprune/detectors/rules/policy_none.yaml detects nothing, to "
+    parser.add_argument("--policy", help="detection policy YAML (default: the shipped default "
+                        "policy; cacheprune/detectors/rules/policy_none.yaml detects nothing, to "
                         "measure the publication threshold alone)")
     parser.add_argument("--publish-threshold", type=int, default=defaults.PUBLISH_THRESHOLD,
                         metavar="K", help="cacheprune's publication threshold: a stretch of "

@@ -26,7 +26,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cacheprune detect", description="Show which tokens of a text a policy makes private."
     )
-    parser.add_argument("--config", type=Path, help="policy YAML (default: the shipped rules)")
+    parser.add_argument("--config", type=Path,
+                        help="policy YAML (default: the shipped default policy)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--text", help="the text to scan")
     source.add_argument("--file", type=Path, help="a UTF-8 file to scan ('-' or neither: stdin)")

@@ -88,7 +88,7 @@ def default_policy_path() -> Path:
 
 
 def load_policy(path: str | Path | None = None) -> DetectionPolicy:
-    """Load a policy file; None loads the one shipped with cacheprune (the default rules)."""
+    """Load a policy file; None loads the one shipped with cacheprune (rules/policy.yaml)."""
     resolved = default_policy_path() if path is None else Path(path)
     return policy_from_data(read_yaml(resolved), str(resolved), resolved.parent)
 

@@ -51,6 +51,25 @@ def shannon_entropy(text: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
+def is_public_id(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is a public identifier: a digest named as one, a checksum file's
+    line, or a UUID or ULID that no secret's or account's word introduces."""
+    token = text[start:end]
+    before = text[max(0, start - _DIGEST_WINDOW):start]
+    key, equals, value = token.rpartition("=")
+    if equals and value and key.replace("_", "").replace("-", "").isalpha():
+        before, token = before + key + equals, value  # 'ulid=01JH2Q...' read as key, value
+    if _HEX.fullmatch(token):
+        line = text[text.rfind("\n", 0, start) + 1:start]
+        previous = text[text.rfind("\n", 0, max(0, start - len(line) - 1)) + 1:start]
+        if (_DIGEST_WORDS.search(before) or _FILE_AFTER.match(text, end)
+                or _DIGEST_OUTPUT_WORDS.search(previous)):
+            return True
+    if _UUID.fullmatch(token) or _ULID.fullmatch(token):
+        return not _SECRET_WORDS.search(before)
+    return False
+
+
 class EntropySecretDetector(Detector):
     """Random-looking tokens of at least `min_length` characters."""
 
@@ -75,27 +94,9 @@ class EntropySecretDetector(Detector):
         for match in _TOKEN.finditer(text):
             token = match.group()
             if len(token) >= self.min_length and self._looks_random(token) and not (
-                    self._is_public_id(text, token, match.start(), match.end())):
+                    is_public_id(text, match.start(), match.end())):
                 spans.append(Span(ENTITY, match.start(), match.end(), 0.8, self.name))
         return spans
-
-    @staticmethod
-    def _is_public_id(text: str, token: str, start: int, end: int) -> bool:
-        """A digest named as one, a checksum file's line, or a UUID or ULID that no secret's
-        word introduces."""
-        before = text[max(0, start - _DIGEST_WINDOW):start]
-        key, equals, value = token.rpartition("=")
-        if equals and value and key.replace("_", "").replace("-", "").isalpha():
-            before, token = before + key + equals, value  # 'ulid=01JH2Q...' read as key, value
-        if _HEX.fullmatch(token):
-            line = text[text.rfind("\n", 0, start) + 1:start]
-            previous = text[text.rfind("\n", 0, max(0, start - len(line) - 1)) + 1:start]
-            if (_DIGEST_WORDS.search(before) or _FILE_AFTER.match(text, end)
-                    or _DIGEST_OUTPUT_WORDS.search(previous)):
-                return True
-        if _UUID.fullmatch(token) or _ULID.fullmatch(token):
-            return not _SECRET_WORDS.search(before)
-        return False
 
     def _looks_random(self, token: str) -> bool:
         core = token.rstrip("=")

@@ -17,6 +17,7 @@ import torch
 
 from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError, Span
 from cacheprune.detectors.learned import CHAIN_ENTITY, markup_chars, model_digest, only_markup
+from cacheprune.detectors.secrets import is_public_id
 from cacheprune.detectors.tagger_model import CONFIG_FILE, TokenTagger, load_tagger, token_shape
 
 SHIPPED_TAGGER_DIR = Path(__file__).parent / "model" / "pii_tagger"
@@ -92,6 +93,16 @@ def tag_ids(model: TokenTagger, token_ids: list[int], shapes: list[int],
         start, _, core_start, core_end = window
         tags += tagged[window][core_start - start:core_end - start]
     return tags
+
+
+def identifier_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """[start, end) grown over the letters, digits and hyphens around it (a span of tokens may
+    stop a character short of the identifier it is part of)."""
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "-"):
+        start -= 1
+    while end < len(text) and (text[end].isalnum() or text[end] == "-"):
+        end += 1
+    return start, end
 
 
 def decode_spans(text: str, offsets: list[tuple[int, int]], tags: list[str]
@@ -184,7 +195,10 @@ class TaggerDetector(Detector):
         spans = []
         for start, end, label in decode_spans(text, encoding.offsets,
                                               [self.tags[t] for t in tags]):
-            if label in self.entities and not only_markup(text, start, end, markup):
+            # NOTE: UUIDs, ULIDs and named digests stay public, as in the `secrets` detector:
+            # the model reads some of them as ids (`ulid=01JH2Q...` as a PERSONAL_ID).
+            if (label in self.entities and not only_markup(text, start, end, markup)
+                    and not is_public_id(text, *identifier_around(text, start, end))):
                 spans.append(Span(CHAIN_ENTITY.get(label, label), start, end, self.score,
                                   self.name))
         return spans
@@ -192,4 +206,5 @@ class TaggerDetector(Detector):
     def describe(self) -> dict[str, Any]:
         # The embedding table's SHA-256 is in tagger.json, so in the folder's digest too.
         return {"model_sha256": self._digest, "entities": sorted(self.entities),
-                "score": self.score, "min_probability": self.min_probability}
+                "score": self.score, "min_probability": self.min_probability,
+                "public_ids_kept": True}

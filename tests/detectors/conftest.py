@@ -9,10 +9,21 @@ import pytest
 
 @pytest.fixture(scope="session")
 def default_policy():
-    """The shipped default policy: rules, phones, secrets, names and Presidio on spaCy."""
+    """The shipped default policy: rules, phones, secrets, the token tagger, names and Presidio
+    on spaCy."""
     from cacheprune.detectors import load_policy
 
     return load_policy()
+
+
+@pytest.fixture(scope="session")
+def rules_policy():
+    """The default policy without its token tagger (policy_no_tagger.yaml): what the rules,
+    names and Presidio find on their own."""
+    from cacheprune.detectors import load_policy
+    from cacheprune.detectors.policy import default_policy_path
+
+    return load_policy(default_policy_path().with_name("policy_no_tagger.yaml"))
 
 
 @pytest.fixture(scope="session")

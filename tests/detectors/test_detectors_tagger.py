@@ -13,12 +13,14 @@ from detectors_faults import AlwaysRaises
 
 import cacheprune
 from cacheprune.detectors import DetectorChain, DetectorConfigError, build_detector, load_policy
+from cacheprune.detectors.secrets import is_public_id
 from cacheprune.detectors.tagger import (
     CONTEXT,
     SHIPPED_TAGGER_DIR,
     WINDOW,
     TaggerDetector,
     decode_spans,
+    identifier_around,
     windows,
 )
 from cacheprune.detectors.tagger_model import CONFIG_FILE, WEIGHTS_FILE, bio_tags, token_shape
@@ -104,6 +106,16 @@ def test_special_token_text_is_read_as_text(tagger) -> None:
     start = text.index("Gareth")
     assert _covered(spans, start, start + len("Gareth Llewellyn"), text)
     assert tagger.detect("") == [] and tagger.detect(" \n ") == []
+
+
+def test_public_ids_stay_public_unless_a_secret_word_introduces_them(tagger) -> None:
+    # The model alone reads this ULID as a PERSONAL_ID, a character short of its end; the
+    # `secrets` detector's rule for public ids is applied to the whole identifier.
+    log = 'level=info ulid=01JH2Q8Y3W5V0N4K7R6T9M1B2C msg="write block" duration=1.204s'
+    start = log.index("01JH")
+    assert not any(s.start < start + 26 and start < s.end for s in tagger.detect(log))
+    assert identifier_around(log, start + 3, start + 25) == (start, start + 26)
+    assert not is_public_id("api_key=01JH2Q8Y3W5V0N4K7R6T9M1B2C", 8, 34)
 
 
 def test_decode_spans_joins_byte_pieces_and_trims_spaces() -> None:

@@ -70,6 +70,10 @@ def test_the_shipped_written_texts_are_valid_and_apart() -> None:
     assert sum(bool(e.spans) for e in test) >= 50 and sum(not e.spans for e in test) >= 15
     # Training never reads the test split's texts.
     assert not {e.text for e in train} & {e.text for e in test}
+    # The texts written for the next round are valid and apart from both.
+    upcoming = read_written_files([WRITTEN / "next"], "next")
+    assert len(upcoming) >= 300 and sum(not e.spans for e in upcoming) >= 100
+    assert not {e.text for e in upcoming} & ({e.text for e in train} | {e.text for e in test})
 
 
 def test_training_takes_written_texts_and_refuses_bad_ones(tmp_path: Path, capsys) -> None:
