@@ -93,9 +93,13 @@ def drop_organisation_contacts(text: str, spans: list[Span]) -> list[Span]:
     people = [s for s in spans if s.entity == _PERSON]
     dropped = {s for s in spans
                if s.entity not in _KEPT and _is_organisation_contact(text, s, people)}
-    # Town names the name detector read inside a dropped address ('San Francisco') go with it.
+    # Town names the name detector read inside a dropped address ('San Francisco') go with it,
+    # and so does what another detector labelled otherwise inside a dropped contact (the token
+    # tagger may read a hotline's digits as a date); what is never dropped stays.
     places = [s for s in dropped if s.entity == _ADDRESS]
     dropped |= {p for p in people if any(a.start <= p.start and p.end <= a.end for a in places)}
+    dropped |= {s for s in spans if s.entity not in _KEPT
+                and any(d.start <= s.start and s.end <= d.end for d in dropped)}
     return [s for s in spans if s not in dropped]
 
 

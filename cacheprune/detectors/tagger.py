@@ -95,6 +95,14 @@ def tag_ids(model: TokenTagger, token_ids: list[int], shapes: list[int],
     return tags
 
 
+def _public_identifier(text: str, start: int, end: int) -> bool:
+    """A UUID, a ULID or a named digest around text[start:end], by the `secrets` detector's
+    rule; a short or all-digit run is never one (an account number before two spaces is not a
+    checksum file's line)."""
+    start, end = identifier_around(text, start, end)
+    return end - start >= 16 and not text[start:end].isdigit() and is_public_id(text, start, end)
+
+
 def identifier_around(text: str, start: int, end: int) -> tuple[int, int]:
     """[start, end) grown over the letters, digits and hyphens around it (a span of tokens may
     stop a character short of the identifier it is part of)."""
@@ -198,7 +206,7 @@ class TaggerDetector(Detector):
             # NOTE: UUIDs, ULIDs and named digests stay public, as in the `secrets` detector:
             # the model reads some of them as ids (`ulid=01JH2Q...` as a PERSONAL_ID).
             if (label in self.entities and not only_markup(text, start, end, markup)
-                    and not is_public_id(text, *identifier_around(text, start, end))):
+                    and not _public_identifier(text, start, end)):
                 spans.append(Span(CHAIN_ENTITY.get(label, label), start, end, self.score,
                                   self.name))
         return spans
