@@ -1,8 +1,8 @@
 """A detection policy: one YAML file naming the detectors, thresholds, allow-list and widening.
 
-Its `policy_version` (SHA-256 of a canonical form, including the rule files it points at) is the
-identity the pool stores with every entry: KV published under one policy is never served
-under another.
+Its `policy_version` (SHA-256 of a canonical form, including the rule files it points at and
+the detectors' code) is the identity the pool stores with every entry: KV published under one
+policy is never served under another.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ from cacheprune.detectors.thresholds import ScoreThresholds
 from cacheprune.detectors.yaml_io import read_yaml, shipped_file, validate
 
 _VERSION_TAG = "cacheprune-detector-policy/1"
+_DETECTORS_DIR = Path(__file__).resolve().parent
 
 
 class _Strict(BaseModel):
@@ -131,12 +133,27 @@ def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
         raise DetectorConfigError(f"{source}: {exc}") from exc
     canonical = {
         "tag": _VERSION_TAG,
-        # The same file may detect differently under another release of the detectors.
+        # The same file may detect differently under another release of the detectors, or
+        # under the same release with their code changed.
         "implementation": f"cacheprune {cacheprune.__version__}",
+        "code": detectors_code_digest(_DETECTORS_DIR),
         "policy": spec.model_dump(mode="json", exclude={"detectors"}),
         "detectors": described,
     }
     return DetectionPolicy(chain, spec.widen, policy_version(canonical), source)
+
+
+@lru_cache(maxsize=4)
+def detectors_code_digest(folder: Path) -> str:
+    """SHA-256 of the detectors' Python sources under `folder` (names and contents), training
+    code excluded: a change to how text is read changes the policy version."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")):
+        relative = path.relative_to(folder).as_posix()
+        if relative.startswith("train/"):
+            continue
+        digest.update(relative.encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def policy_version(canonical: dict[str, Any]) -> str:

@@ -110,6 +110,24 @@ def test_policy_version_follows_content_not_location(tmp_path: Path) -> None:
     assert load_policy(one / "policy.yaml").policy_version != v_one
 
 
+def test_the_detectors_code_is_part_of_the_version(tmp_path: Path) -> None:
+    import shutil
+
+    from cacheprune.detectors.policy import _DETECTORS_DIR, detectors_code_digest
+
+    copy = tmp_path / "detectors"
+    shutil.copytree(_DETECTORS_DIR, copy, ignore=shutil.ignore_patterns("*.pyc", "model"))
+    shipped = detectors_code_digest(_DETECTORS_DIR)
+    assert detectors_code_digest(copy) == shipped  # contents, not the folder
+    (copy / "train" / "__init__.py").write_text("# training code is not detection\n")
+    detectors_code_digest.cache_clear()
+    assert detectors_code_digest(copy) == shipped
+    names = copy / "names.py"
+    names.write_text(names.read_text() + "\n# one more line\n")
+    detectors_code_digest.cache_clear()
+    assert detectors_code_digest(copy) != shipped
+
+
 def test_importing_the_package_does_not_import_presidio_or_spacy() -> None:
     import subprocess
     import sys
