@@ -214,5 +214,4 @@ class TaggerDetector(Detector):
     def describe(self) -> dict[str, Any]:
         # The embedding table's SHA-256 is in tagger.json, so in the folder's digest too.
         return {"model_sha256": self._digest, "entities": sorted(self.entities),
-                "score": self.score, "min_probability": self.min_probability,
-                "public_ids_kept": True}
+                "score": self.score, "min_probability": self.min_probability}
