@@ -86,6 +86,37 @@ _LOWER_STREET = (rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}
                  rf"{_POSTCODE_TOWN}")
 
 
+class StreetCore:
+    """One way a street is written, tried where its first word may start it.
+
+    `first_words` (casefolded) are the words a match may begin with; `word_endings` the endings
+    of the word it begins with. Given either, the pattern is tried only at the words that
+    qualify: a word list in front of a pattern costs a trial per word at every word of the
+    text, a set lookup per word costs next to nothing. Neither given: tried everywhere.
+    """
+
+    def __init__(self, pattern: str, first_words: frozenset[str] = frozenset(),
+                 word_endings: tuple[str, ...] = ()) -> None:
+        self.pattern = regex.compile(pattern)
+        self.first_words = first_words
+        self.word_endings = word_endings
+
+    @property
+    def everywhere(self) -> bool:
+        # a word that does not start with a letter is found by no run of letters
+        return not (self.first_words or self.word_endings) or "" in self.first_words
+
+    def starts_on(self, word: str) -> bool:
+        """Whether a match may start on `word`: a run of letters and hyphens, casefolded."""
+        return (word.split("-", 1)[0] in self.first_words
+                or (bool(self.word_endings) and word.endswith(self.word_endings)))
+
+
+def _first_words(words: list[str]) -> frozenset[str]:
+    """The first run of letters of each word, casefolded ('C. de' -> 'c')."""
+    return frozenset(regex.match(r"[\p{L}\p{M}]*", word).group().casefold() for word in words)
+
+
 class Patterns:
     """The compiled cores, parts and look-back of one word list."""
 
@@ -104,56 +135,81 @@ class Patterns:
                      if words.types_after_name_only else "(?!)")
         suffix = _words(words.compound_suffixes)
         hyphen = "|".join(regex.escape(s) for s in words.hyphen_suffixes) or "(?!)"
-        self.streets = regex.compile("|".join([
+        before_name = _first_words(words.types_before_name)
+        long_before_name = _first_words(long_types_before_name)
+        suffix_endings = tuple(sorted({w.rstrip(".").casefold()
+                                       for w in words.compound_suffixes}))
+        # In the order a match at one position is chosen: the first core that matches there.
+        self.streets = [
             # '42 Wattle Street', '1203-88 Harbour Street', 'Plot 27, Adeola Odeku Street'
-            rf"{guard}{_NUMBER}(?:[ \t]?(?:bis|ter|[A-D])\b)?,?[ \t]+(?:{_NAME}[ \t]+)?"
-            rf"{_words(words.types_after_name, capital=True)}\.?{_DIRECTION}"
-            r"(?:[ \t]+\d{1,4}(?![\p{L}\d]))?",
+            StreetCore(
+                rf"{guard}{_NUMBER}(?:[ \t]?(?:bis|ter|[A-D])\b)?,?[ \t]+(?:{_NAME}[ \t]+)?"
+                rf"{_words(words.types_after_name, capital=True)}\.?{_DIRECTION}"
+                r"(?:[ \t]+\d{1,4}(?![\p{L}\d]))?"),
             # '2839 Nicolas Via', '952 Taylor Junctions': a type that is also an English word
-            rf"{guard}{_NUMBER},?[ \t]+{_NAME}[ \t]+{name_only}\.?{_DIRECTION}",
+            StreetCore(
+                rf"{guard}{_NUMBER},?[ \t]+{_NAME}[ \t]+{name_only}\.?{_DIRECTION}"),
             # '418 Teheran-ro'
-            rf"{guard}{_NUMBER},?[ \t]+{_WORD}-(?i:{hyphen})\b",
+            StreetCore(
+                rf"{guard}{_NUMBER},?[ \t]+{_WORD}-(?i:{hyphen})\b"),
             # 'Mariahilfer Straße 88/2/14', 'Thorvald Meyers gate 58', 'Bağdat Cad. No: 214'
-            rf"(?<![\w\-]){_NAME}[ \t]+{_words(words.types_before_number)}\.?,?[ \t]+{marks}"
-            rf"{_NUMBER}{_NUMBER_END}",
+            StreetCore(
+                rf"(?<![\w\-]){_NAME}[ \t]+{_words(words.types_before_number)}\.?,?[ \t]+{marks}"
+                rf"{_NUMBER}{_NUMBER_END}"),
             # 'Kastanienallee 12a', 'Hans-Günter-Ring 5'
-            rf"(?<![\w\-])\p{{Lu}}[\p{{L}}\p{{M}}\-]*(?:{suffix}|-{_words(words.types_before_number)})"
-            rf"\.?,?[ \t]+{marks}{_NUMBER}{_NUMBER_END}",
+            StreetCore(
+                rf"(?<![\w\-])\p{{Lu}}[\p{{L}}\p{{M}}\-]*"
+                rf"(?:{suffix}|-{_words(words.types_before_number)})"
+                rf"\.?,?[ \t]+{marks}{_NUMBER}{_NUMBER_END}"),
             # the same in lower case ('ortmannstr. 67/97, 73529 neubrandenburg'), then a
             # postcode within the next two parts
-            rf"(?<![\w\-])\p{{Ll}}[\p{{L}}\p{{M}}\-]*{suffix}\.?,?[ \t]+{marks}{_NUMBER}"
-            rf"{_NUMBER_END}{postcode_ahead}",
+            StreetCore(
+                rf"(?<![\w\-])\p{{Ll}}[\p{{L}}\p{{M}}\-]*{suffix}\.?,?[ \t]+{marks}{_NUMBER}"
+                rf"{_NUMBER_END}{postcode_ahead}", word_endings=suffix_endings),
             # 'Calle Zacatecas 118', 'ul. Długa 8/3', 'Rua Oscar Freire, 1287', 'ул. X, д. 43'
-            rf"(?<![\w/\-])(?<!\bet[ \t]){_words(words.types_before_name, capital=True)}[ \t]*"
-            rf"(?:{_PARTICLE}[ \t]+)*{_NAME},?[ \t]+{marks}{_NUMBER}{_NUMBER_END}",
+            StreetCore(
+                rf"(?<![\w/\-])(?<!\bet[ \t])"
+                rf"{_words(words.types_before_name, capital=True)}[ \t]*"
+                rf"(?:{_PARTICLE}[ \t]+)*{_NAME},?[ \t]+{marks}{_NUMBER}{_NUMBER_END}",
+                first_words=before_name),
             # '27, avenue Jean-Jaurès', '4520, rue Saint-Denis'
-            rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater|[A-D])\b)?,?[ \t]+"
-            rf"{_words(words.types_after_number)}[ \t]+(?:{_PARTICLE}[ \t]*)*{_NAME}",
+            StreetCore(
+                rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater|[A-D])\b)?,?[ \t]+"
+                rf"{_words(words.types_after_number)}[ \t]+(?:{_PARTICLE}[ \t]*)*{_NAME}"),
             # Lower case ('29, rue de la paix, 75002 paris', 'calle mayor 5, 28013 madrid'):
             # any words may name the street, so a postcode and a town must follow it
-            rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater)\b)?,?[ \t]+"
-            rf"{_words(words.types_after_number)}[ \t]+{_LOWER_STREET}",
+            StreetCore(
+                rf"(?<![\w/.\-]){_NUMBER}(?:[ \t]?(?:bis|ter|quater)\b)?,?[ \t]+"
+                rf"{_words(words.types_after_number)}[ \t]+{_LOWER_STREET}"),
             # ('callejón marcial guerra 812, ávila, 35010', 'al. bolesława chrobrego 68,
             # 87-181 kalisz'): a postcode within the next two parts
-            rf"(?<![\w/\-])(?<!\bet[ \t]){_words(words.types_before_name)}[ \t]*"
-            rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+{marks}"
-            rf"{_NUMBER}{_NUMBER_END}{postcode_ahead}",
+            StreetCore(
+                rf"(?<![\w/\-])(?<!\bet[ \t]){_words(words.types_before_name)}[ \t]*"
+                rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,?[ \t]+{marks}"
+                rf"{_NUMBER}{_NUMBER_END}{postcode_ahead}", first_words=before_name),
             # '34675 akçay island, akarland, nj 04618'
-            rf"{guard}{_NUMBER},?[ \t]+(?:{_ANY_WORD}[ \t]+){{1,3}}"
-            rf"{_words(words.types_after_name + words.types_after_name_only)}\.?{postcode_ahead}",
+            StreetCore(
+                rf"{guard}{_NUMBER},?[ \t]+(?:{_ANY_WORD}[ \t]+){{1,3}}"
+                rf"{_words(words.types_after_name + words.types_after_name_only)}\.?"
+                rf"{postcode_ahead}"),
             # A street without a house number, then a postcode and a town ('rue Vincent, 95206
             # CousinVille', 'plac Zbawiciela, 00-573 Warszawa')
-            rf"(?<![\w/\-])(?<!\bet[ \t]){_words(long_types_before_name)}[ \t]*"
-            rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,[ \t]+"
-            rf"(?:{postcode_any}),?[ \t]+{_TOWN}",
+            StreetCore(
+                rf"(?<![\w/\-])(?<!\bet[ \t]){_words(long_types_before_name)}[ \t]*"
+                rf"(?:{_PARTICLE}[ \t]+)*{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?,[ \t]+"
+                rf"(?:{postcode_any}),?[ \t]+{_TOWN}", first_words=long_before_name),
             # 'Unter den Linden 77, 10117 Berlin', 'Damrak 1, 1012 LG Amsterdam': no street
             # type, but a postcode and a town right after the house number
-            rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})",
+            StreetCore(
+                rf"(?<![\w\-]){_NAME}[ \t]+{_NUMBER}"
+                rf"(?=,[ \t]+(?:{postcode}),?[ \t]+\p{{Lu}})"),
             # '07986 Afife Rue, New Misra, ME 72222': a street type no list holds, but a town,
             # a state and a ZIP code after it
-            rf"{guard}{_NUMBER}[ \t]+{_WORD}[ \t]+{_NAME}(?=,[ \t]+{_NAME},[ \t]+"
-            r"\p{Lu}{2}[ \t]+\d{5}(?:-\d{4})?(?!\d))",
-        ]))
+            StreetCore(
+                rf"{guard}{_NUMBER}[ \t]+{_WORD}[ \t]+{_NAME}"
+                rf"(?=,[ \t]+{_NAME},[ \t]+"
+                r"\p{Lu}{2}[ \t]+\d{5}(?:-\d{4})?(?!\d))"),
+        ]
         # A Brazilian postcode, its town and state ('15209-239 Moraes / ES') or US military
         # mail ('FPO AP 96349') ends an address whose parts before it, after a comma each, are
         # any words ('Sítio Sousa, Bandeirantes, '; 'USS Kidd, '): found from the tail, then

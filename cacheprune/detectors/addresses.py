@@ -22,7 +22,11 @@ from typing import Any, ClassVar
 
 import regex
 
-from cacheprune.detectors.address_patterns import compiled_patterns, load_address_words
+from cacheprune.detectors.address_patterns import (
+    StreetCore,
+    compiled_patterns,
+    load_address_words,
+)
 from cacheprune.detectors.base import Detector, Span
 
 ENTITY = "STREET_ADDRESS"
@@ -52,6 +56,31 @@ def _digit_windows(text: str) -> list[tuple[int, int]]:
     return windows
 
 
+_LETTER_RUN = regex.compile(r"[\p{L}\p{M}\-]+")
+
+
+def _street_matches(cores: list[StreetCore], text: str, start: int,
+                    end: int) -> list[regex.Match[str]]:
+    """The street cores found in text[start:end], by where they start; where several cores
+    match at one position, the first in the list (one pattern of them all, tried at every
+    position, would choose the same)."""
+    words = None
+    chosen: dict[int, regex.Match[str]] = {}
+    for core in cores:
+        if core.everywhere:
+            matches = core.pattern.finditer(text, start, end, overlapped=True)
+        else:
+            if words is None:
+                words = [(m.start(), m.group().casefold())
+                         for m in _LETTER_RUN.finditer(text, start, end)]
+            matches = (core.pattern.match(text, position, end)
+                       for position, word in words if core.starts_on(word))
+        for match in matches:
+            if match is not None:
+                chosen.setdefault(match.start(), match)
+    return [chosen[position] for position in sorted(chosen)]
+
+
 _SEPARATOR = regex.compile(r",[ \t]*|[ \t]*\r?\n[ \t]*|[ \t]+-[ \t]+")
 _SPACE = regex.compile(r"[ \t]+")
 # A line that starts with a label ('Tel:', 'Phone -') is no longer the address.
@@ -76,8 +105,7 @@ class AddressDetector(Detector):
         patterns = self._patterns
         spans = []
         for window_start, window_end in _digit_windows(text):
-            for match in patterns.streets.finditer(text, window_start, window_end,
-                                                   overlapped=True):
+            for match in _street_matches(patterns.streets, text, window_start, window_end):
                 end, _ = self._grow(text, match.end(), match.group().islower())
                 spans.append(Span(ENTITY, self._back(text, match.start()), end, 0.75,
                                   self.name))

@@ -7,10 +7,12 @@ without a house number, and phone numbers with an extension or after a label."""
 from __future__ import annotations
 
 import pytest
+import regex
 from detectors_faults import FindsOnly
 
 from cacheprune.detectors import DetectorChain, RuleDetector
-from cacheprune.detectors.addresses import AddressDetector
+from cacheprune.detectors.address_patterns import compiled_patterns
+from cacheprune.detectors.addresses import AddressDetector, _street_matches
 from cacheprune.detectors.base import Detector
 from cacheprune.detectors.name_islands import NameIslands
 from cacheprune.detectors.name_words import load_name_words, ordinary_words
@@ -162,6 +164,28 @@ def test_lower_case_addresses_and_streets_without_a_number(value: str) -> None:
 ])
 def test_lower_case_words_near_numbers_are_no_address(text: str) -> None:
     assert found(AddressDetector(), text) == []
+
+
+def test_street_cores_tried_at_their_words_find_what_one_pattern_of_them_all_finds() -> None:
+    # The cores led by a street word run only where such a word starts; the address
+    # detector's docstring examples, streets in capitals and lower case, and public text with
+    # numbers must give the same matches as all cores as one alternation at every position.
+    texts = [
+        "Calle Zacatecas 118, ul. Długa 8/3 and Rua Oscar Freire, 1287; ул. Ленина, д. 43",
+        "callejón marcial guerra 812, ávila, 35010 then al. bolesława chrobrego 68, 87-181 "
+        "kalisz", "Kastanienallee 12a, Hans-Günter-Ring 5, lindenstr. 4/2, 04109 leipzig",
+        "42 Wattle Street, 27, avenue Jean-Jaurès, rue Vincent, 95206 CousinVille, "
+        "plac Zbawiciela, 00-573 Warszawa, Avda. de la Constitución 14, C/ Mayor 5",
+        "Section 3 reports 12 runs; the Street 7 map, 40 stands, hauptstrasse-3 and STRASSE 9",
+        "Mariahilfer Straße 88/2/14, 418 Teheran-ro, Unter den Linden 77, 10117 Berlin",
+    ]
+    cores = compiled_patterns(None).streets
+    one_pattern = regex.compile("|".join(f"(?:{core.pattern.pattern})" for core in cores))
+    for text in texts:
+        expected = [(m.start(), m.end()) for m in one_pattern.finditer(text, overlapped=True)]
+        found_spans = [(m.start(), m.end()) for m in _street_matches(cores, text, 0, len(text))]
+        assert found_spans == expected, text
+    assert any(not core.everywhere for core in cores)
 
 
 @pytest.mark.parametrize(("text", "value"), [
