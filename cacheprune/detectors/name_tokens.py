@@ -16,6 +16,10 @@ _SURNAME_PREFIX = regex.compile(r"^(?:o['’]|d['’]|mc|mac|fitz)(?=\p{L})", re
 # A noun this popular as a name counts as a name (John, Wilson, Victoria); less popular nouns
 # ('data', 'york') count as ordinary words.
 NAME_NOUN_RANK = 100
+# A word's ranks, whether it is ordinary, a noun, a particle (WordReader._read_key).
+_KeyFacts = tuple[int | None, int | None, bool, bool, bool]
+_MAX_REMEMBERED = 100_000
+_PART_SEPARATOR = regex.compile(r"[-']")
 
 
 @dataclass(slots=True)
@@ -49,6 +53,8 @@ class WordReader:
         self._ordinary = ordinary_words(vocabulary_model)
         self._particles = frozenset(p.casefold() for p in words.particles)
         self._function_words = frozenset(w.casefold() for w in words.function_words)
+        # A document repeats its words: each is looked up once (the lists never change).
+        self._facts: dict[tuple[str, bool], _KeyFacts] = {}
 
     def words(self, text: str) -> list[NameWord]:
         return [self.word(text, m.start(), m.end()) for m in WORD.finditer(text)]
@@ -58,14 +64,15 @@ class WordReader:
         key = token.casefold().replace("’", "'")
         if key.endswith("'s"):
             key = key[:-2]
-        # Articles, pronouns and prepositions of other languages are in the gazetteer as rare
-        # names ('een', 'Ihre'); in a text they are those words.
-        is_function_word = key in self._function_words
-        first, last = (None, None) if is_function_word else self._ranks(key)
         # O'Brien, McAllister, D'Angelo: surname-shaped, never an ordinary word
         surname_shaped = bool(_SURNAME_PREFIX.match(key)) and token[-1].islower()
-        if first is None and last is None and surname_shaped:
-            last = COMMON_RANK
+        facts = self._facts.get((key, surname_shaped))
+        if facts is None:
+            facts = self._read_key(key, surname_shaped)
+            if len(self._facts) >= _MAX_REMEMBERED:
+                self._facts.clear()
+            self._facts[(key, surname_shaped)] = facts
+        first, last, ordinary, noun, particle = facts
         caseless = not (token[0].isupper() or token[0].islower())
         return NameWord(
             start, end,
@@ -73,19 +80,27 @@ class WordReader:
             or caseless,
             lower=token.islower(),
             upper=len(token) > 1 and token.isupper(),
-            first=first, last=last,
-            ordinary=is_function_word or not surname_shaped and self._is_ordinary(key, first,
-                                                                                last),
-            noun=self._ordinary.is_noun(key),
-            particle=key in self._particles,
+            first=first, last=last, ordinary=ordinary, noun=noun, particle=particle,
             caseless=caseless,
         )
+
+    def _read_key(self, key: str, surname_shaped: bool) -> _KeyFacts:
+        """What the word lists say of a casefolded word: its ranks as a first and a last name,
+        whether it is an ordinary word, an English noun, a particle."""
+        # Articles, pronouns and prepositions of other languages are in the gazetteer as rare
+        # names ('een', 'Ihre'); in a text they are those words.
+        is_function_word = key in self._function_words
+        first, last = (None, None) if is_function_word else self._ranks(key)
+        if first is None and last is None and surname_shaped:
+            last = COMMON_RANK
+        ordinary = is_function_word or not surname_shaped and self._is_ordinary(key, first, last)
+        return first, last, ordinary, self._ordinary.is_noun(key), key in self._particles
 
     def _ranks(self, key: str) -> tuple[int | None, int | None]:
         ranks = self._gazetteer.get(key)
         if ranks is not None:
             return ranks.first, ranks.last
-        parts = [p for p in regex.split(r"[-']", key) if len(p) > 1]
+        parts = [p for p in _PART_SEPARATOR.split(key) if len(p) > 1]
         if len(parts) < 2:
             return None, None
         found = [self._gazetteer[p] for p in parts if p in self._gazetteer]
@@ -94,7 +109,7 @@ class WordReader:
         return min(firsts, default=None), min(lasts, default=None)
 
     def _is_ordinary(self, key: str, first: int | None, last: int | None) -> bool:
-        parts = [p for p in regex.split(r"[-']", key) if p] or [key]
+        parts = [p for p in _PART_SEPARATOR.split(key) if p] or [key]
         popular = min(first or MAX_RANK + 1, last or MAX_RANK + 1) <= NAME_NOUN_RANK
         return all(self._ordinary.is_other(p) or (self._ordinary.is_noun(p) and not popular)
                    for p in parts)
