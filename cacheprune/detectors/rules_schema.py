@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from cacheprune.detectors.validators import VALIDATORS
 
 ValidatorName = Literal[
-    "luhn", "iban", "us_ssn", "ip_address", "phone", "es_dni_nie", "it_codice_fiscale", "nl_bsn",
+    "luhn", "payment_card", "not_placeholder", "iban", "us_ssn", "ip_address", "phone",
+    "es_dni_nie", "it_codice_fiscale", "nl_bsn",
     "fr_nir", "de_idnr", "gb_nhs", "in_aadhaar", "in_pan", "br_cpf", "ca_sin", "cn_ric",
     "pl_pesel", "mx_curp", "sg_nric", "se_personnummer", "nordic_personal_number", "kr_rrn",
     "ie_pps", "jp_individual_number", "pl_id_card", "hk_id", "tw_id", "cz_birth_number",

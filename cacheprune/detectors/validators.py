@@ -6,6 +6,8 @@ import importlib
 import ipaddress
 from collections.abc import Callable
 
+import regex
+
 
 def _digits(text: str) -> str:
     return "".join(ch for ch in text if ch.isdigit())
@@ -23,6 +25,13 @@ def luhn(text: str) -> bool:
             value = value * 2 - 9 if value > 4 else value * 2
         total += value
     return total % 10 == 0
+
+
+def payment_card(text: str) -> bool:
+    """A card number: the Luhn check, and 13 digits only for Visa's old numbers (a 4 first):
+    a millisecond timestamp ('1741939200000') passes Luhn one time in ten."""
+    digits = _digits(text)
+    return luhn(digits) and (len(digits) != 13 or digits.startswith("4"))
 
 
 def iban(text: str) -> bool:
@@ -45,12 +54,26 @@ def us_ssn(text: str) -> bool:
 
 
 def ip_address(text: str) -> bool:
-    """A valid IPv4 or IPv6 address (octets in range, one '::' at most...)."""
+    """A valid IPv4 or IPv6 address (octets in range, one '::' at most...) of a host."""
     try:
-        ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
         return False
-    return True
+    # this machine ('127.0.0.1', '::1') and 'any' ('0.0.0.0') name no one's host
+    return not (address.is_loopback or address.is_unspecified)
+
+
+# A template's stand-in for a secret: '<your-token-here>', '${DB_PASSWORD}', '$API_KEY',
+# '{{ vault_password }}', '%(password)s', '%APPDATA%', or a redacted '********' / 'xxxxxx'.
+_PLACEHOLDER = regex.compile(
+    r"<[^<>]+>|\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]+\}\}|%\([A-Za-z_]\w*\)[sd]|"
+    r"%[A-Za-z_]\w*%|\*{3,}|[xX]{4,}"
+)
+
+
+def not_placeholder(text: str) -> bool:
+    """A secret's value, not a template's placeholder for one."""
+    return _PLACEHOLDER.fullmatch(text) is None
 
 
 def phone(text: str) -> bool:
@@ -180,6 +203,8 @@ def _stdnum_validator(module_names: tuple[str, ...]) -> Callable[[str], bool]:
 
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "luhn": luhn,
+    "payment_card": payment_card,
+    "not_placeholder": not_placeholder,
     "iban": iban,
     "us_ssn": us_ssn,
     "ip_address": ip_address,

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cacheprune.detectors import RuleDetector
-from cacheprune.detectors.validators import iban, luhn
+from cacheprune.detectors.validators import (
+    iban,
+    ip_address,
+    luhn,
+    not_placeholder,
+    payment_card,
+)
 
 WORDS = ["ann", "Ann", "lee", "ANN-LEE", "bo", "annlee", "x1", "é"]
 SEPARATORS = [" ", "  ", "\n", ", ", "-", ".", "_"]
@@ -84,3 +91,33 @@ def test_luhn_and_iban_validators_against_their_definitions() -> None:
             for digit in str(int(ch, 36)):
                 remainder = (remainder * 10 + int(digit)) % 97
         assert iban(candidate) == (remainder == 1)
+
+
+def test_a_card_of_13_digits_is_visa_only_and_other_lengths_keep_the_luhn_check() -> None:
+    rng = random.Random(7)
+    for _ in range(500):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(12, 19)))
+        expected = luhn_reference(digits) and (len(digits) != 13 or digits[0] == "4")
+        assert payment_card(digits) == expected, digits
+    # a millisecond timestamp that passes Luhn, and Visa's old 13-digit test number
+    assert luhn("1741939200000") and not payment_card("1741939200000")
+    assert payment_card("4222222222222") and payment_card("4111 1111 1111 1111")
+
+
+@pytest.mark.parametrize(("address", "host"), [
+    ("203.0.113.7", True), ("10.1.2.3", True), ("2001:db8::1", True),
+    ("127.0.0.1", False), ("127.8.0.2", False), ("::1", False), ("0.0.0.0", False),
+    ("::", False), ("999.1.1.1", False),
+])
+def test_ip_addresses_of_no_ones_host_are_not_private(address: str, host: bool) -> None:
+    assert ip_address(address) is host
+
+
+@pytest.mark.parametrize(("value", "secret"), [
+    ("<your-token-here>", False), ("${DB_PASSWORD}", False), ("$EXAMPLE_API_KEY", False),
+    ("{{ vault_password }}", False), ("%(password)s", False), ("%APPDATA%", False),
+    ("********", False), ("xxxxxxxx", False),
+    ("Tulip&Rain_88", True), ("<3Kittens!", True), ("$3cr3t-Pa55", True), ("x7$Gq", True),
+])
+def test_a_templates_placeholder_is_no_secret(value: str, secret: bool) -> None:
+    assert not_placeholder(value) is secret
