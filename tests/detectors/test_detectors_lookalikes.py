@@ -42,9 +42,7 @@ PUBLIC = [
     ("Het museum is open, met een nieuwe tentoonstelling over de scheepvaart.", "een"),
     ("vielen Dank für Ihre Nachricht. Ihr Anliegen wurde erfasst.", "Ihre Nachricht"),
     ("@dataclass\nclass Order:\n    total: int", "@dataclass"),
-    pytest.param("npm install @babel/core --save-dev", "@babel", marks=pytest.mark.xfail(
-        strict=True, reason="the default policy's token tagger reads an npm scope as a handle; "
-                            "the fields rules know npm scopes, the model does not")),
+    ("npm install @babel/core --save-dev", "@babel"),
     ("ping @here, the deploy is done", "@here"),
     ("the sprite is icon@2x.png and the sync is @10", "@10"),
 ]
@@ -116,8 +114,6 @@ def test_pii_free_genres_are_barely_masked(policy_name, default_policy, rules_po
         assert all(share <= 0.1 for _, share, _ in shares), shares
 
 
-@pytest.mark.xfail(strict=True, reason="the default policy's token tagger reads a log's "
-                   "`caller=scrape.go` as a handle and a person, and a timestamp as a GOV_ID")
 def test_no_pii_free_text_is_masked_over_a_tenth_by_the_default_policy(default_policy) -> None:
     shares, _ = _masked_shares(default_policy)
     assert all(share <= 0.1 for _, share, _ in shares), shares
