@@ -18,7 +18,6 @@ _SURNAME_PREFIX = regex.compile(r"^(?:o['’]|d['’]|mc|mac|fitz)(?=\p{L})", re
 NAME_NOUN_RANK = 100
 # A word's ranks, whether it is ordinary, a noun, a particle (WordReader._read_key).
 _KeyFacts = tuple[int | None, int | None, bool, bool, bool]
-_MAX_REMEMBERED = 100_000
 _PART_SEPARATOR = regex.compile(r"[-']")
 
 
@@ -53,25 +52,26 @@ class WordReader:
         self._ordinary = ordinary_words(vocabulary_model)
         self._particles = frozenset(p.casefold() for p in words.particles)
         self._function_words = frozenset(w.casefold() for w in words.function_words)
-        # A document repeats its words: each is looked up once (the lists never change).
-        self._facts: dict[tuple[str, bool], _KeyFacts] = {}
 
     def words(self, text: str) -> list[NameWord]:
-        return [self.word(text, m.start(), m.end()) for m in WORD.finditer(text)]
+        # A document repeats its words: each is looked up once per text. NOTE: never across
+        # texts, so that one tenant's words cannot make another's detection faster.
+        facts: dict[tuple[str, bool], _KeyFacts] = {}
+        return [self.word(text, m.start(), m.end(), facts) for m in WORD.finditer(text)]
 
-    def word(self, text: str, start: int, end: int) -> NameWord:
+    def word(self, text: str, start: int, end: int,
+             facts_seen: dict[tuple[str, bool], _KeyFacts] | None = None) -> NameWord:
         token = text[start:end]
         key = token.casefold().replace("’", "'")
         if key.endswith("'s"):
             key = key[:-2]
         # O'Brien, McAllister, D'Angelo: surname-shaped, never an ordinary word
         surname_shaped = bool(_SURNAME_PREFIX.match(key)) and token[-1].islower()
-        facts = self._facts.get((key, surname_shaped))
+        facts = None if facts_seen is None else facts_seen.get((key, surname_shaped))
         if facts is None:
             facts = self._read_key(key, surname_shaped)
-            if len(self._facts) >= _MAX_REMEMBERED:
-                self._facts.clear()
-            self._facts[(key, surname_shaped)] = facts
+            if facts_seen is not None:
+                facts_seen[(key, surname_shaped)] = facts
         first, last, ordinary, noun, particle = facts
         caseless = not (token[0].isupper() or token[0].islower())
         return NameWord(
