@@ -65,9 +65,11 @@ def ip_address(text: str) -> bool:
 
 # A template's stand-in for a secret: '<your-token-here>', '${DB_PASSWORD}', '$API_KEY',
 # '{{ vault_password }}', '%(password)s', '%APPDATA%', or a redacted '********' / 'xxxxxx'.
+# NOTE: a bare '$NAME' or '%NAME%' only in capitals and '<...>' only of letters and separators:
+# a real password may start with '$' ('$unshine2024') or sit in brackets ('<Tulip88>').
 _PLACEHOLDER = regex.compile(
-    r"<[^<>]+>|\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]+\}\}|%\([A-Za-z_]\w*\)[sd]|"
-    r"%[A-Za-z_]\w*%|\*{3,}|[xX]{4,}"
+    r"<[A-Za-z][A-Za-z _.-]*>|\$\{[^{}]+\}|\$[A-Z_][A-Z0-9_]*|\{\{[^{}]+\}\}|"
+    r"%\([A-Za-z_]\w*\)[sd]|%[A-Z_][A-Z0-9_]*%|\*{3,}|[xX]{4,}"
 )
 
 

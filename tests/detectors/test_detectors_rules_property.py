@@ -118,6 +118,7 @@ def test_ip_addresses_of_no_ones_host_are_not_private(address: str, host: bool) 
     ("{{ vault_password }}", False), ("%(password)s", False), ("%APPDATA%", False),
     ("********", False), ("xxxxxxxx", False),
     ("Tulip&Rain_88", True), ("<3Kittens!", True), ("$3cr3t-Pa55", True), ("x7$Gq", True),
+    ("$unshine2024", True), ("<Tulip88>", True), ("%Secret1%", True),
 ])
 def test_a_templates_placeholder_is_no_secret(value: str, secret: bool) -> None:
     assert not_placeholder(value) is secret
