@@ -96,7 +96,10 @@ class RuleDetector(Detector):
                     continue
                 if rule.validator is not None and not VALIDATORS[rule.validator](text[start:end]):
                     continue
-                score = self._with_context(rule, text, start, end, compiled.score)
+                score = compiled.score
+                if rule.doubtful is not None and VALIDATORS[rule.doubtful](text[start:end]):
+                    score = min(score, rule.doubtful_score)
+                score = self._with_context(rule, text, start, end, score)
                 self._keep(spans, rule.entity, start, end, score)
         for rule, pattern in self._deny_lists:
             for match in pattern.finditer(text, timeout=self._timeout_s, concurrent=True,

@@ -15,7 +15,7 @@ ValidatorName = Literal[
     "fr_nir", "de_idnr", "gb_nhs", "in_aadhaar", "in_pan", "br_cpf", "ca_sin", "cn_ric",
     "pl_pesel", "mx_curp", "sg_nric", "se_personnummer", "nordic_personal_number", "kr_rrn",
     "ie_pps", "jp_individual_number", "pl_id_card", "hk_id", "tw_id", "cz_birth_number",
-    "ro_cnp", "not_english_word",
+    "ro_cnp", "not_english_word", "recent_date",
 ]
 assert set(VALIDATORS) == set(ValidatorName.__args__)  # type: ignore[attr-defined]
 
@@ -119,6 +119,10 @@ class RuleSpec(_Strict):
     score: float = Field(default=1.0, ge=0.0, le=1.0)
     ignore_case: bool = False
     validator: ValidatorName | None = None
+    # A match this check accepts is doubtful: it scores at most `doubtful_score` (below 0.5 it
+    # then needs a context word), e.g. a recent date is mostly an event's, not a birth's.
+    doubtful: ValidatorName | None = None
+    doubtful_score: float = Field(default=0.3, ge=0.0, le=1.0)
     # Words near a match that make it more likely private (raise its score by context_boost).
     context: list[str] = Field(default_factory=list)
     context_boost: float = Field(default=0.35, ge=0.0, le=1.0)

@@ -22,10 +22,23 @@ _HEX = regex.compile(r"[0-9a-fA-F]+")
 _SEPARATORS = regex.compile(r"[-_/+]")
 # NOTE: a hex digest named as one ('commit 9c4e1f2...', 'SHA-256: e7a1...') identifies public
 # content (a commit, a release file); a key is never introduced by these words.
+# So is a trace's, a span's, an event's or a request's id ('Trace ID: 4bf92f35...', 'etag=...').
 _DIGEST_WORDS = regex.compile(
     r"(?i:(?<![\w])(?:commit|commits|sha-?(?:1|224|256|384|512)?|md5|hash|digest|checksum|"
-    r"fingerprint|revision|rev|blob|tree|object id|oid)(?![\w])[^\n]{0,32}$)"
+    r"fingerprint|revision|rev|blob|tree|object id|oid|head|h1|integrity|etag|trace|traceid|"
+    r"trace_id|span|spanid|span_id|event_id|eventid|request_id|requestid|correlation_id|"
+    r"correlationid)(?![\w])[^\n]{0,32}$)"
 )
+# Subresource integrity ('sha512-9cUz...==', npm's lockfiles): a package's digest.
+_INTEGRITY = regex.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{40,}={0,2}")
+# A Go module's hash in go.sum ('v1.5.3 h1:KhyjKVUg...='): the module's digest.
+_GO_SUM_HASH = regex.compile(r"(?<!\w)h1:$")
+# A generated Kubernetes pod name: its deployment, a template hash and five characters.
+_POD_NAME = regex.compile(r"[a-z][a-z0-9-]*-[0-9a-f]{8,10}-[0-9a-z]{5}")
+# A digest after the file it checks on one line ('libfoo-3.1.0.tar.gz  e3b0c442...').
+_FILE_BEFORE = regex.compile(r"[\w+-]+(?:\.[\w+-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}[ \t]+$")
+# 'orderNo=DD2025...', 'traceId=a3f9...': a key and its value, judged by the value.
+_KEY_VALUE = regex.compile(r"[A-Za-z][A-Za-z0-9_-]{0,40}=(?=[^=])")
 _DIGEST_WINDOW = 48
 # 'sha256sum' output and its kin: a digest, two spaces (or ' *') and the file it checks.
 _DIGEST_OUTPUT_WORDS = regex.compile(r"(?i:(?<![\w])(?:sha\d*sum|shasum|md5sum|b2sum|"
@@ -56,14 +69,17 @@ def is_public_id(text: str, start: int, end: int) -> bool:
     line, or a UUID or ULID that no secret's or account's word introduces."""
     token = text[start:end]
     before = text[max(0, start - _DIGEST_WINDOW):start]
-    key, equals, value = token.rpartition("=")
-    if equals and value and key.replace("_", "").replace("-", "").isalpha():
-        before, token = before + key + equals, value  # 'ulid=01JH2Q...' read as key, value
+    key = _KEY_VALUE.match(token)
+    if key:  # 'ulid=01JH2Q...', 'sha256=e3b0...' read as key, value
+        before, token = before + key.group(), token[key.end():]
+    if (_INTEGRITY.fullmatch(token) or _POD_NAME.fullmatch(token)
+            or _GO_SUM_HASH.search(before)):
+        return True
     if _HEX.fullmatch(token):
         line = text[text.rfind("\n", 0, start) + 1:start]
         previous = text[text.rfind("\n", 0, max(0, start - len(line) - 1)) + 1:start]
         if (_DIGEST_WORDS.search(before) or _FILE_AFTER.match(text, end)
-                or _DIGEST_OUTPUT_WORDS.search(previous)):
+                or _FILE_BEFORE.search(line) or _DIGEST_OUTPUT_WORDS.search(previous)):
             return True
     if _UUID.fullmatch(token) or _ULID.fullmatch(token):
         return not _SECRET_WORDS.search(before)
@@ -92,10 +108,14 @@ class EntropySecretDetector(Detector):
     def detect(self, text: str) -> list[Span]:
         spans = []
         for match in _TOKEN.finditer(text):
-            token = match.group()
+            start, end = match.span()
+            key = _KEY_VALUE.match(match.group())
+            if key:  # the value is what may be random, not its key's name
+                start += key.end()
+            token = text[start:end]
             if len(token) >= self.min_length and self._looks_random(token) and not (
-                    is_public_id(text, match.start(), match.end())):
-                spans.append(Span(ENTITY, match.start(), match.end(), 0.8, self.name))
+                    is_public_id(text, match.start(), end)):
+                spans.append(Span(ENTITY, start, end, 0.8, self.name))
         return spans
 
     def _looks_random(self, token: str) -> bool:

@@ -1,7 +1,9 @@
-"""Checks a regex match must pass before it counts (checksums, ranges the regex cannot express)."""
+"""Checks of a regex match: those it must pass before it counts (checksums, ranges the regex
+cannot express), and those that make it doubtful (a recent date: mostly an event's)."""
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import ipaddress
 from collections.abc import Callable
@@ -152,6 +154,19 @@ def tw_id(text: str) -> bool:
     return sum(d * w for d, w in zip(digits, weights, strict=True)) % 10 == 0
 
 
+# NOTE: a birth date without a word that says so is a grown person's or a child's, years back;
+# the dates of letters, invoices, notices and deadlines are of the last few years or ahead.
+RECENT_YEARS = 5
+_FOUR_DIGIT_YEAR = regex.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+
+
+def recent_date(text: str) -> bool:
+    """A date of this year, the RECENT_YEARS before it, or the future: '1 March 2027',
+    '14.03.2025' (in 2026); not '12/03/1985'. A date without a four-digit year is not recent."""
+    years = [int(y) for y in _FOUR_DIGIT_YEAR.findall(text)]
+    return bool(years) and max(years) >= datetime.date.today().year - RECENT_YEARS
+
+
 def not_english_word(text: str) -> bool:
     """A handle, not an English word: 'jmcallister' passes, 'someone' or 'experts' does not
     (spaCy's English lemma tables, any inflected form; the model the name detector reads)."""
@@ -217,5 +232,6 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "hk_id": hk_id,
     "tw_id": tw_id,
     "not_english_word": not_english_word,
+    "recent_date": recent_date,
     **{name: _stdnum_validator(modules) for name, modules in _STDNUM_MODULES.items()},
 }

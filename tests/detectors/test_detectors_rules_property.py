@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import random
 
 import pytest
@@ -10,11 +11,13 @@ from hypothesis import strategies as st
 
 from cacheprune.detectors import RuleDetector
 from cacheprune.detectors.validators import (
+    RECENT_YEARS,
     iban,
     ip_address,
     luhn,
     not_placeholder,
     payment_card,
+    recent_date,
 )
 
 WORDS = ["ann", "Ann", "lee", "ANN-LEE", "bo", "annlee", "x1", "é"]
@@ -122,3 +125,37 @@ def test_ip_addresses_of_no_ones_host_are_not_private(address: str, host: bool) 
 ])
 def test_a_templates_placeholder_is_no_secret(value: str, secret: bool) -> None:
     assert not_placeholder(value) is secret
+
+
+@given(st.integers(min_value=1900, max_value=2099))
+def test_a_date_is_recent_from_the_years_just_past_on(year: int) -> None:
+    this_year = datetime.date.today().year
+    expected = year >= this_year - RECENT_YEARS
+    for date in (f"14.03.{year}", f"{year}-03-14", f"14 March {year}", f"{year}年3月14日"):
+        assert recent_date(date) is expected, date
+    assert not recent_date("03/04/85")  # a two-digit year says nothing
+
+
+def test_a_recent_date_needs_a_birth_word_an_older_one_does_not() -> None:
+    this_year = datetime.date.today().year
+    old, recent, ahead = this_year - 40, this_year - 1, this_year + 1
+    detector = RuleDetector()
+
+    def dates(text: str) -> list[str]:
+        return sorted({text[s.start:s.end] for s in detector.detect(text) if s.entity == "DATE"})
+
+    assert dates(f"Maria Lopez, 12/03/{old}") == [f"12/03/{old}"]
+    assert dates(f"From 1 March {ahead} our saver rate changes.") == []
+    assert dates(f"Invoice date: 14.03.{recent}") == []
+    assert dates(f"Baby Nour, born 14.03.{recent}") == [f"14.03.{recent}"]
+    assert dates(f"Date of birth: {recent}-01-02") == [f"{recent}-01-02"]
+
+
+def test_a_doubtful_check_caps_a_rules_score_before_context() -> None:
+    spec = {"rules": [{"name": "code", "entity": "CODE", "patterns": [
+        {"regex": r"\b\d{4}-\d{2}-\d{2}\b", "score": 0.9}],
+        "doubtful": "recent_date", "doubtful_score": 0.2, "context": ["code"]}]}
+    detector = RuleDetector(spec=spec)
+    this_year = datetime.date.today().year
+    assert [s.score for s in detector.detect(f"1950-01-01 and {this_year}-01-01")] == [0.9]
+    assert [round(s.score, 2) for s in detector.detect(f"code {this_year}-01-01")] == [0.55]
