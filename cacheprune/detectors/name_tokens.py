@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import regex
 
+from cacheprune.detectors.calendar_words import calendar_words
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, load_gazetteer
 from cacheprune.detectors.name_words import NameWordsSpec, ordinary_words
 
@@ -19,6 +20,11 @@ NAME_NOUN_RANK = 100
 # A word's ranks, whether it is ordinary, a noun, a particle (WordReader._read_key).
 _KeyFacts = tuple[int | None, int | None, bool, bool, bool]
 _PART_SEPARATOR = regex.compile(r"[-']")
+# A weekday or month name next to a number or to another one dates something: '14 Maret 2027',
+# 'Lundi 10 mars', 'Tue & Thu', 'Mon, Tue, Thu'.
+_NUMBER_BEFORE = regex.compile(r"\d[.,]?[ \t\u00a0]{0,2}$")
+_NUMBER_AFTER = regex.compile(r"\.?,?[ \t\u00a0]{0,2}\d")
+_CALENDAR_GAP = regex.compile(r"[ \t\u00a0]*(?:[,&/+–-]|and|und|et|y|e|i|og|och|en)?[ \t\u00a0]*")
 
 
 @dataclass(slots=True)
@@ -52,12 +58,31 @@ class WordReader:
         self._ordinary = ordinary_words(vocabulary_model)
         self._particles = frozenset(p.casefold() for p in words.particles)
         self._function_words = frozenset(w.casefold() for w in words.function_words)
+        self._calendar = calendar_words()
 
     def words(self, text: str) -> list[NameWord]:
         # A document repeats its words: each is looked up once per text. NOTE: never across
         # texts, so that one tenant's words cannot make another's detection faster.
         facts: dict[tuple[str, bool], _KeyFacts] = {}
-        return [self.word(text, m.start(), m.end(), facts) for m in WORD.finditer(text)]
+        found = [self.word(text, m.start(), m.end(), facts) for m in WORD.finditer(text)]
+        self._unname_dates(text, found)
+        return found
+
+    def _unname_dates(self, text: str, words: list[NameWord]) -> None:
+        """Weekday and month names next to a number or to each other are no names."""
+        calendar = [self._calendar.is_calendar(text[w.start:w.end].casefold()) for w in words]
+        for index, word in enumerate(words):
+            if not calendar[index]:
+                continue
+            dated = (_NUMBER_BEFORE.search(text, max(0, word.start - 4), word.start)
+                     or _NUMBER_AFTER.match(text, word.end)
+                     or any(0 <= other < len(words) and calendar[other] and _CALENDAR_GAP.fullmatch(
+                         text, *sorted((words[other].end, word.start) if other < index
+                                       else (word.end, words[other].start)))
+                            for other in (index - 1, index + 1)))
+            if dated:
+                word.first = word.last = None
+                word.ordinary = True
 
     def word(self, text: str, start: int, end: int,
              facts_seen: dict[tuple[str, bool], _KeyFacts] | None = None) -> NameWord:
@@ -91,6 +116,9 @@ class WordReader:
         # names ('een', 'Ihre'); in a text they are those words.
         is_function_word = key in self._function_words
         first, last = (None, None) if is_function_word else self._ranks(key)
+        if key in self._calendar.full and (first is None or first > COMMON_RANK):
+            # 'Oktober', 'Montag': a month or a weekday, no popular given name ('April', 'June')
+            is_function_word, first, last = True, None, None
         if first is None and last is None and surname_shaped:
             last = COMMON_RANK
         ordinary = is_function_word or not surname_shaped and self._is_ordinary(key, first, last)

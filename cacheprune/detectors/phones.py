@@ -32,13 +32,15 @@ _VANITY = regex.compile(
     r"(?=[A-Z0-9.\-]*[A-Z]{2})[A-Z0-9](?:[A-Z0-9]|[.\-](?=[A-Z0-9])){6,9})(?![\w-])"
 )
 _SLASH_HALF = regex.compile(r"[^/]+?(?= / |$)")
+_PHONE_WORDS = (r"phone|telephone|tel|mobile|cell|cellphone|call|ring|text|sms|fax|whatsapp|"
+                r"signal|dial|téléphone|portable|teléfono|móvil|telefon|handy|telefono|"
+                r"cellulare|telefoon|mobiel|電話|携帯|电话|手机")
 _CONTEXT = regex.compile(
-    r"(?<!\w)(?:phone|telephone|tel|mobile|cell|cellphone|call|ring|text|sms|fax|whatsapp|"
-    r"signal|number|contact|reach|dial|téléphone|portable|numéro|teléfono|móvil|número|"
-    r"telefon|handy|nummer|telefono|cellulare|numero|telefoon|mobiel|nummer|電話|携帯|电话|手机)"
-    r"(?!\w)",
+    rf"(?<!\w)(?:{_PHONE_WORDS}|number|contact|reach|numéro|número|nummer|numero)(?!\w)",
     regex.IGNORECASE,
 )
+# Words that say phone, not just 'number' ('tracking number' is no phone's).
+_PHONE_CONTEXT = regex.compile(rf"(?<!\w)(?:{_PHONE_WORDS})(?!\w)", regex.IGNORECASE)
 _CONTEXT_WINDOW = 40
 _DIGIT_GROUPS = regex.compile(r"\d+")
 # An extension after the number is part of it: 'ext. 204', 'x12', 'poste 31', 'Durchwahl -15',
@@ -55,6 +57,22 @@ _DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[
 _DATE_START = regex.compile(r"(?:19|20)\d{2}[-./](?:0?[1-9]|1[0-2])[-./](?:0?[1-9]|[12]\d|3[01])"
                             r"(?!\d)")
 _HOURS = regex.compile(r"(?:[01]?\d|2[0-3])[.:][0-5]\d ?[-–] ?(?:[01]?\d|2[0-3])[.:][0-5]\d")
+# A day-first date then the hour of a log line ('22.07.2025 03:00:01', '14.03.2025 / 10:22').
+_DAY_FIRST_DATE_START = regex.compile(r"(?:0?[1-9]|[12]\d|3[01])[./-](?:0?[1-9]|1[0-2])[./-]"
+                                      r"(?:19|20)\d{2}(?!\d)")
+# Addresses and networks ('192.168.0.1', '172.16.0.0/12'), and versions whose later parts
+# have one digit ('12.4.0.3381', 'build 4.2.1.17'), are no phone numbers.
+_IP_SHAPE = regex.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?")
+_VERSION_SHAPE = regex.compile(r"\d+(?:\.\d+)*\.\d(?:\.\d+)+|\d+(?:\.\d+)+\.\d")
+# A number labelled as something else on its line, with no phone word near it: a parcel's
+# tracking number, an order, an invoice, an article or a barcode.
+_OTHER_LABEL = regex.compile(
+    r"(?i:(?<!\w)(?:tracking|track(?:ing)? (?:no|number|id)|shipment|waybill|awb|spedizione|"
+    r"sendungs(?:nummer|nr)|paketnummer|colis|envío|seguimiento|takip|運送장번호|运单号|"
+    r"order|bestell(?:ung|nummer)?|commande|pedido|ordine|invoice|rechnung|facture|factura|"
+    r"fattura|sku|ean|gtin|barcode|vonalkód|artikel(?:nr|nummer)?|article|lot|batch|charge|"
+    r"build|version|release)(?!\w)[^\n]{0,24}$)"
+)
 
 
 class PhoneDetector(Detector):
@@ -127,13 +145,21 @@ class PhoneDetector(Detector):
             candidate = "+" + compact[2:] if compact.startswith("00") else compact
             return 0.9 if self._is_valid(candidate, None) else (
                 0.7 if self._is_possible(candidate, None) else None)
-        if _DATE_SHAPE.fullmatch(compact) or _DATE_START.match(compact) or _HOURS.fullmatch(
-                compact):
+        if (_DATE_SHAPE.fullmatch(compact) or _DATE_START.match(compact)
+                or _DAY_FIRST_DATE_START.match(compact) or _HOURS.fullmatch(compact)
+                or _IP_SHAPE.fullmatch(compact) or _VERSION_SHAPE.fullmatch(compact)):
             return None
+        if regex.search(r"\d:$", text[max(0, start - 2):start]):
+            return None  # the seconds and fraction of a clock time ('18:44:09.201937')
         if not any(self._is_valid(compact, region) for region in self.regions):
             return None
         has_context = bool(_CONTEXT.search(text[max(0, start - _CONTEXT_WINDOW):start])
                            or _CONTEXT.search(text[end:end + _CONTEXT_WINDOW]))
+        line_before = text[text.rfind("\n", 0, start) + 1:start]
+        if _OTHER_LABEL.search(line_before[-40:]) and not (
+                _PHONE_CONTEXT.search(text[max(0, start - _CONTEXT_WINDOW):start])
+                or _PHONE_CONTEXT.search(text[end:end + _CONTEXT_WINDOW])):
+            return None
         if has_context:
             return 0.85
         # A national number written the way phone numbers are ('(415) 555-0132', '020 7946

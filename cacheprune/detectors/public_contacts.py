@@ -49,7 +49,14 @@ _ORG_LABEL = regex.compile(
     r"atenci[óo]n al cliente|centralino|servizio clienti|numero verde|hoofdkantoor|"
     r"klantenservice|servicedesk|bezoekadres|centrala|biuro obsługi klienta|infolinia|"
     r"служба поддержки|горячая линия|本社|本店|お客様相談室|お客様センター|フリーダイヤル|"
-    r"代表電話|総務部|总部|客服(?:热线|電話|电话)?|总机|본사|고객센터|대표번호))"
+    r"代表電話|総務部|总部|客服(?:热线|電話|电话)?|总机|본사|고객센터|대표번호|"
+    # enquiry and information desks of services (timetables, libraries, shops, utilities)
+    r"(?:general )?enquiries|information desk|circulation desk|"
+    r"box office|reservations|booking line|service line|pharmacy line|informaci[óo]n|"
+    r"informazioni|servizio consumatori|prenotazioni|auskunft|fahrplanauskunft|"
+    r"kundtj[äa]nst|kundeservice|kundesenter(?:et)?|asiakaspalvelu|vev[őo]szolg[áa]lat|"
+    r"m[üu]şteri (?:hizmetleri|ileti[şs]im merkezi)|relation clients?|infolini[a-ząę]*|"
+    r"справочная|контактн[а-я]* центр[а-я]*|お問い合わせ|문의|热线))"
 )
 # Between an organisation's label and its value: punctuation, a short note, no digits.
 _LABEL_GAP = regex.compile(r"[^\d\n]{0,30}$")

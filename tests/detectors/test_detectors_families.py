@@ -208,6 +208,29 @@ def test_a_phone_label_does_not_make_any_number_a_phone() -> None:
     assert covered(chain, text) == "_" * len(text)
 
 
+@pytest.mark.parametrize("text", [
+    "- 172.16.0.0/12 (172.16.0.0 - 172.31.255.255); most home routers use 192.168.0.1",
+    "Jenkins 2.4 release notes (build 12.4.0.3381, released last week)",
+    "Start time     : 2025-03-02 18:44:09.201937 +0000 UTC",
+    "2025-03-08T21:14:02.881-03:00 INFO facturador",
+    "Datum/Zeit: 14.03.2025 / 10:22:41   System: P01",
+    "22.07.2025 03:00:01 — вход пользователя",
+    "Tracking: 1Z 9X4 F21 03 4471 9823 (UPS Ground)",
+    "il pacco è partito, numero spedizione 0594 1182 7730",
+    "Ihre Bestellung 302-8841927-5520 wurde versandt",
+])
+def test_networks_versions_clock_times_and_parcels_are_no_phones(text: str) -> None:
+    assert PhoneDetector().detect(text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Order #4471 is late; questions? phone 0161 832 0044", "0161 832 0044"),
+    ("Tracking is fine, but call me on 020 7946 0018 tonight", "020 7946 0018"),
+])
+def test_a_phone_word_outweighs_another_label_on_the_line(text: str, value: str) -> None:
+    assert [text[s.start:s.end] for s in PhoneDetector().detect(text)] == [value]
+
+
 @pytest.mark.parametrize("value", [
     # Vietnam: no postcode; the ward, commune, district and province words say it
     "Số 42/7 Ngõ Huế, phường Bạch Đằng, quận Hai Bà Trưng, Thành phố Hà Nội",

@@ -39,6 +39,12 @@ PUBLIC = [
     ("Supported since release 1.12.0 (2023-08-21).", "2023-08-21"),
     ("Mar 14 03:10:22 web-02 nginx[914]: 2025/03/14 03:10:22 [warn] buffered", "2025/03/14"),
     ("Klantenservice: werkdagen 8.00-18.00", "8.00-18.00"),
+    ("Último tren 23:27\nInformación: 912 320 320", "912 320 320"),
+    ("Справочная: 8 800 775-00-00 (звонок бесплатный)", "8 800 775-00-00"),
+    ("Kundtjänst nås på 0771-40 40 40.", "0771-40 40 40"),
+    ("From 1 March 2027 the saver rate falls to 2.85% AER.", "1 March 2027"),
+    ('"integrity": "sha512-9cUznXMG0+FxRuJfvL82QlTqIzhVW9sL0KjMPHhAOOvpQGL8QtdxnBKILjBqxlHyli'
+     'z0yCa1G903ZXI/FuHy2w=="', "9cUznXMG0"),
     ("Het museum is open, met een nieuwe tentoonstelling over de scheepvaart.", "een"),
     ("vielen Dank für Ihre Nachricht. Ihr Anliegen wurde erfasst.", "Ihre Nachricht"),
     ("@dataclass\nclass Order:\n    total: int", "@dataclass"),
@@ -65,6 +71,8 @@ PRIVATE = [
      "12 Elm Grove, Bristol BS6 6AA"),
     ("Best,\nJane Doe\nCustomer Support\n+1 (646) 555-0133", "+1 (646) 555-0133"),
     ("my mobile is 07700 900983", "07700 900983"),
+    ("Enquiries were closed, so ring my mobile: 07700 900983", "07700 900983"),
+    ("Maria Lopez, 12/03/1985, Ward 4", "12/03/1985"),
     ("ok @jdoe_88 thx, merging", "@jdoe_88"),
     ("pushed by @quentin-morel to the release branch", "@quentin-morel"),
 ]

@@ -61,6 +61,28 @@ def test_ordinary_words_that_are_also_names_stay_public(names, text: str) -> Non
     assert found(names, text) == []
 
 
+@pytest.mark.parametrize("text", [
+    "Kantor tutup pada 8-14 Maret 2027 dan kembali melayani pada Senin, 15 Maret 2027.",
+    "Covid vaccinations: walk in Tue & Thu mornings. Opening hours: Mon, Tue, Thu, Fri 9:00.",
+    "– Lundi 10 mars : photo de classe",
+    "Ab Montag, dem 9. März, wird die Brücke gesperrt; im Oktober gibt es Federweißer.",
+    "Bei Fragen erreichen Sie uns Mo-Fr 8-20 Uhr.",
+    "Liebe Eltern, unser Sommerfest findet statt. Beim Einfügen trat ein Fehler auf.",
+])
+def test_weekdays_months_and_german_sentence_openers_are_no_names(names, text: str) -> None:
+    assert found(names, text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("April Johnson called, and so did Jan Kowalski.", ["April Johnson", "Jan Kowalski"]),
+    ("Liebe Anna, danke für die Blumen.", ["Anna"]),  # the salutation is a cue
+    ("Nguyễn Thị Thu đã gọi điện.", ["Nguyễn Thị Thu"]),
+])
+def test_names_that_are_also_months_or_weekdays_stay_names(names, text: str,
+                                                           expected: list[str]) -> None:
+    assert found(names, text) == expected
+
+
 @pytest.mark.parametrize(("text", "part", "whole"), [
     ("My name is José García.", "José", "José García"),
     ("Ask Nguyễn Thị Minh Khai now", "Minh", "Nguyễn Thị Minh Khai"),
