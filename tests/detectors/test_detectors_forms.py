@@ -184,6 +184,8 @@ def test_named_digests_and_config_numbers_stay_public() -> None:
     "HEAD is now at 8d4f1c2a9b7e6f305c1d2e4a8b9c0f7e6d5a4b3c Merge pull request #512",
     "pod = thumbnailer-5b8d7c9f4-2vrtq, severity = critical",
     "created orderNo=DD20250312102133001847, traceId=a3f9c1d27e8b4f60",
+    "256 SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8 deploy@build-01 (ED25519)",
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 ])
 def test_digests_of_packages_traces_and_generated_names_stay_public(text: str) -> None:
     assert masked(EntropySecretDetector(), text) == []
