@@ -27,6 +27,7 @@ from cacheprune.detectors.base import Detector, Span
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
 from cacheprune.detectors.name_islands import NameIslands
 from cacheprune.detectors.name_said import names_before_said
+from cacheprune.detectors.name_streets import StreetWords
 from cacheprune.detectors.name_scripts import script_name_pattern
 from cacheprune.detectors.name_tokens import NameWord, WordReader
 from cacheprune.detectors.name_words import (
@@ -75,6 +76,7 @@ class NameDetector(Detector):
         self._abbreviations = frozenset(a.casefold() for a in self.words.name_abbreviations)
         self._organisations = frozenset(w.casefold() for w in self.words.organisation_words)
         self._places = frozenset(w.casefold() for w in self.words.place_words) | self._organisations
+        self._streets = StreetWords(self._reader)
         self._scripts = script_name_pattern(self.words)
         self._stop_words = ordinary_words(vocabulary_model).stop_words
         self._islands = NameIslands(self.words)
@@ -207,6 +209,7 @@ class NameDetector(Detector):
     def _score_run(self, text: str, run: list[NameWord]) -> tuple[int, int, float] | None:
         while run and run[-1].particle and not (run[-1].capitalized and run[-1].strong):
             run = run[:-1]
+        street = bool(run) and self._streets.names_street(text, run)  # before a type is trimmed
         # A greeting, cue or sentence-initial ordinary word before the name is not part of it.
         while run and ((run[0].particle and not run[0].capitalized)
                        or self._is_cue_word(text, run[0])
@@ -222,8 +225,8 @@ class NameDetector(Detector):
         before = text[max(0, start - 40):start]
         if any(text[w.start:w.end].casefold() in self._organisations for w in run):
             return None  # 'Brightline Customer Support', 'Amtsgericht Ulm'
-        if self._is_place(text, run[-1]) and not (self._after_title(before)
-                                                  or self._after_sign_off(text, start)):
+        if (self._is_place(text, run[-1]) or street) and not (
+                self._after_title(before) or self._after_sign_off(text, start)):
             return None
         if run[0].upper:
             return self._score_upper(text, names, start, end, before)

@@ -34,8 +34,6 @@ _INTEGRITY = regex.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{40,}={0,2}")
 # A Go module's hash in go.sum ('v1.5.3 h1:KhyjKVUg...='), an SSH key's fingerprint
 # ('SHA256:nThbg6kX...', 'MD5:...'): a digest right after its algorithm's name, in any alphabet.
 _NAMED_DIGEST = regex.compile(r"(?i:(?<!\w)(?:h1|sha-?(?:1|224|256|384|512)|md5)[:=]$)")
-# Documentation's placeholders for keys ('AKIAIOSFODNN7EXAMPLE', 'wJalrXUt.../bPxRfiCYEXAMPLEKEY').
-_EXAMPLE = regex.compile(r"(?i:example)")
 # A generated Kubernetes pod name: its deployment, a template hash and five characters.
 _POD_NAME = regex.compile(r"[a-z][a-z0-9-]*-[0-9a-f]{8,10}-[0-9a-z]{5}")
 # A digest after the file it checks on one line ('libfoo-3.1.0.tar.gz  e3b0c442...').
@@ -76,7 +74,7 @@ def is_public_id(text: str, start: int, end: int) -> bool:
     if key:  # 'ulid=01JH2Q...', 'sha256=e3b0...' read as key, value
         before, token = before + key.group(), token[key.end():]
     if (_INTEGRITY.fullmatch(token) or _POD_NAME.fullmatch(token)
-            or _NAMED_DIGEST.search(before) or _EXAMPLE.search(token)):
+            or _NAMED_DIGEST.search(before)):
         return True
     if _HEX.fullmatch(token):
         line = text[text.rfind("\n", 0, start) + 1:start]

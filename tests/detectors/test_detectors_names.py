@@ -73,10 +73,24 @@ def test_weekdays_months_and_german_sentence_openers_are_no_names(names, text: s
     assert found(names, text) == []
 
 
+@pytest.mark.parametrize("text", [
+    "Head north along Rue Victor Hugo, then cross the Avenida Rio Branco.",
+    "Quase todas as cidades têm uma Praça Marquês de Pombal.",
+    "Kreissparkasse Oberland · Konrad-Adenauer-Platz 3 · 83022 Rosenheim",
+    "Votre agence Place Jean-Jaurès fermera définitivement.",
+    "Un saludo,\nDepartamento de Recursos Humanos",
+    "Saygılarımızla,\nİnsan Kaynakları Departmanı",
+    "Distinti saluti.\n\nBanca Popolare del Golfo",
+])
+def test_streets_named_after_people_and_organisations_are_no_persons(names, text: str) -> None:
+    assert found(names, text) == []
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("April Johnson called, and so did Jan Kowalski.", ["April Johnson", "Jan Kowalski"]),
     ("Liebe Anna, danke für die Blumen.", ["Anna"]),  # the salutation is a cue
     ("Nguyễn Thị Thu đã gọi điện.", ["Nguyễn Thị Thu"]),
+    ("I met Victor Hugo Ramírez at the Rue Victor Hugo office.", ["Victor Hugo Ramírez"]),
 ])
 def test_names_that_are_also_months_or_weekdays_stay_names(names, text: str,
                                                            expected: list[str]) -> None:

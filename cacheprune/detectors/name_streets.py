@@ -1,0 +1,44 @@
+"""Streets and squares named after people are places: 'Rue Victor Hugo', 'Avenida Rio Branco',
+'Praça Marquês de Pombal', 'Konrad-Adenauer-Platz', 'Goethestraße'.
+
+The street type words are the address detector's (rules/address_words.yaml): a run led by a
+type written before the street's name, or ending in a word built on a street suffix, is no
+person. Types that are also popular given names ('Calle', 'Via', 'Tariq') are left out.
+"""
+
+from __future__ import annotations
+
+from cacheprune.detectors.address_patterns import load_address_words
+from cacheprune.detectors.name_gazetteer import COMMON_RANK
+from cacheprune.detectors.name_tokens import NameWord, WordReader
+
+# Suffixes that end no family name ('Goethestraße', 'Wilhelmsplatz', 'Prinsengracht'); any
+# street suffix after a hyphen ends a street too ('Konrad-Adenauer-Platz').
+_CLOSED_SUFFIXES = ("straße", "strasse", "gasse", "platz", "allee", "chaussee", "gracht",
+                    "straat", "plein", "gatan", "vägen", "utca", "ulice", "stræde")
+
+
+class StreetWords:
+    def __init__(self, reader: WordReader) -> None:
+        words = load_address_words()
+        leading = {t for t in words.types_before_name
+                   if " " not in t and "/" not in t and not t.endswith(".") and len(t) > 1}
+        self._leading = frozenset(t.casefold() for t in leading
+                                  if not self._given_name(reader, t.casefold()))
+        self._suffixes = tuple(s.casefold().rstrip(".") for s in words.compound_suffixes)
+
+    @staticmethod
+    def _given_name(reader: WordReader, key: str) -> bool:
+        first = reader.word(key, 0, len(key)).first
+        return first is not None and first <= COMMON_RANK
+
+    def names_street(self, text: str, run: list[NameWord]) -> bool:
+        """The run is led by a street type or ends in a street's compound word."""
+        first = text[run[0].start:run[0].end].casefold()
+        if first in self._leading and len(run) > 1:
+            return True
+        last = text[run[-1].start:run[-1].end].casefold()
+        head, hyphen, tail = last.rpartition("-")
+        if hyphen and head and tail in self._suffixes:
+            return True
+        return any(last.endswith(s) and len(last) > len(s) + 2 for s in _CLOSED_SUFFIXES)
