@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import regex
 
 from cacheprune.detectors.name_gazetteer import MAX_RANK, load_gazetteer
+from cacheprune.detectors.name_streets import StreetWords
 from cacheprune.detectors.name_tokens import NAME_NOUN_RANK, WORD, WordReader
 from cacheprune.detectors.name_words import (
     DEFAULT_VOCABULARY_MODEL,
@@ -147,9 +148,10 @@ class PlausibleName:
     """Whether a phrase another detector calls a person can be a name at all.
 
     No: when it holds digits or markup, starts lower-case, is all acronyms, ends in a place or
-    organisation word ('Victoria Station', 'Customer Support'), starts with an article or a
-    pronoun of another language ('Ihre Nachricht'), has no word the gazetteer knows (an English
-    model's guess in another language: 'Onderwerp', 'Cordiali') or is made only of ordinary
+    organisation word ('Victoria Station', 'Customer Support') or holds an organisation word
+    ('La Administración'), starts with an article or a pronoun of another language ('Ihre
+    Nachricht'), has no word the gazetteer knows (an English model's guess in another language:
+    'Onderwerp', 'Cordiali'), names a street ('Rue Victor Hugo') or is made only of ordinary
     English words ('Deep Learning', 'Related Works', a lone 'Mark' or 'Will'); nouns that are
     popular names ('John', 'Victoria') count as names.
     """
@@ -159,8 +161,10 @@ class PlausibleName:
         self._ordinary = ordinary_words(vocabulary_model)
         words = load_name_words()
         self._places = frozenset(w.casefold() for w in words.place_words + words.organisation_words)
+        self._organisations = frozenset(w.casefold() for w in words.organisation_words)
         self._function_words = frozenset(w.casefold() for w in words.function_words)
         self._reader = WordReader(words, vocabulary_model)
+        self._streets = StreetWords(self._reader)
 
     def __call__(self, phrase: str) -> bool:
         if _NOT_A_NAME.search(phrase):
@@ -172,7 +176,12 @@ class PlausibleName:
             return False
         if words[0].casefold() in self._function_words:  # 'Ihre Nachricht', 'Guten Tag'
             return False
-        if not any(w.known for w in self._reader.words(phrase)):  # 'Onderwerp', 'Описание'
+        if any(w.casefold() in self._organisations for w in words):  # 'La Administración ...'
+            return False
+        read = self._reader.words(phrase)
+        if not any(w.known for w in read):  # 'Onderwerp', 'Описание', 'Lundi de Pâques'
+            return False
+        if self._streets.names_street(phrase, read):  # 'Rue Victor Hugo'
             return False
         return not all(self._is_ordinary(w) for w in words)
 

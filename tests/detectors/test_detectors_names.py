@@ -118,6 +118,8 @@ def test_the_chain_grows_partial_names_to_the_whole_name(text: str, part: str, w
     ("Jane Doe", True), ("Okonkwo", True), ("Deep Learning", False), ("BIBREF21", False),
     ("w_i$", False), ("al", False), ("Related Works", False), ("BISAC", False),
     ("Mark", False), ("Will", False), ("Mark Johnson", True), ("Victoria", True),
+    ("La Administración", False), ("Departamento de Recursos Humanos", False),
+    ("Rue Victor Hugo", False), ("Victor Hugo", True),
 ])
 def test_other_detectors_person_spans_are_checked_for_plausibility(phrase, plausible) -> None:
     assert PlausibleName()(phrase) is plausible
