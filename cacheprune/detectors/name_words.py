@@ -36,6 +36,7 @@ class NameWordsSpec(BaseModel):
     place_words: list[str] = Field(default_factory=list)
     organisation_words: list[str] = Field(default_factory=list)
     function_words: list[str] = Field(default_factory=list)
+    chat_roles: list[str] = Field(default_factory=list)
     han_family_names: list[str] = Field(default_factory=list)
     han_follow: list[str] = Field(default_factory=list)
     han_cues: list[str] = Field(default_factory=list)

@@ -19,6 +19,7 @@ _BUILTINS: dict[str, str] = {
     "tables": "cacheprune.detectors.tables:TableColumnDetector",
     "learned": "cacheprune.detectors.learned:LearnedDetector",
     "tagger": "cacheprune.detectors.tagger:TaggerDetector",
+    "chat_speakers": "cacheprune.detectors.chat_speakers:ChatSpeakerDetector",
 }
 # What to install when a built-in's import fails on a missing module (top-level module name).
 _INSTALL_HINTS: dict[str, str] = {
