@@ -13,6 +13,7 @@ from cacheprune.detectors.normalize import (
     normalize_for_detection,
 )
 from cacheprune.detectors.public_contacts import drop_organisation_contacts
+from cacheprune.detectors.repeated_values import repeated_values
 from cacheprune.detectors.thresholds import ScoreThresholds
 from cacheprune.detectors.whole_values import whole_values
 
@@ -74,7 +75,8 @@ class DetectorChain:
 
     With `normalize`, detectors see each piece NFKC-normalized, without zero-width characters
     and with look-alike letters folded; their spans are mapped back to the original text. With
-    `whole_values`, spans are grown to whole words, and names over the rest of the name.
+    `whole_values`, spans are grown to whole words, and names over the rest of the name, and a
+    value found once is masked wherever it recurs (`repeated_values.py`).
     With `organisation_contacts`, phone numbers, addresses and register numbers that the text
     marks as an organisation's are dropped (`public_contacts.py`).
     """
@@ -170,7 +172,7 @@ class DetectorChain:
             if self.organisation_contacts:
                 found_here = drop_organisation_contacts(view.text, found_here)
             if self.whole_values:
-                found_here = whole_values(view.text, found_here)
+                found_here = repeated_values(view.text, whole_values(view.text, found_here))
             for span in found_here:
                 original_start, original_end = view.original_span(span.start, span.end)
                 progress.spans.append(Span(span.entity, original_start + start,

@@ -179,3 +179,35 @@ def test_chain_rejects_bad_construction() -> None:
         DetectorChain([SubstringDetector([]), SubstringDetector([])])
     with pytest.raises(ValueError, match="timeout_s must be positive"):
         DetectorChain([SubstringDetector([])], timeout_s=0)
+
+
+class FirstOnlyDetector(Detector):
+    """Finds only the first occurrence of each word: a detector that misses the repeats."""
+
+    name = "first_only"
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+
+    def detect(self, text: str) -> list[Span]:
+        return [Span("PERSON", text.find(w), text.find(w) + len(w), 0.8, self.name)
+                for w in self.words if w in text]
+
+
+def test_a_value_found_once_is_masked_wherever_it_recurs_as_a_whole_word() -> None:
+    text = "Lukas: hi\nゆうこ: はい\nbring Lukas and Lukasz; Lukas's bike; ゆうこさんに聞いて"
+    chain = DetectorChain([FirstOnlyDetector(["Lukas", "ゆうこ"])], timeout_s=None)
+    found = sorted((s.start, text[s.start:s.end]) for s in chain.run(text).spans)
+    lukas = [i for i in range(len(text)) if text.startswith("Lukas", i)
+             and not text.startswith("Lukasz", i)]
+    yuko = [i for i in range(len(text)) if text.startswith("ゆうこ", i)]
+    assert found == sorted([(i, "Lukas") for i in lukas] + [(i, "ゆうこ") for i in yuko])
+
+
+def test_a_verb_found_as_a_name_is_not_copied_and_nothing_without_whole_values() -> None:
+    text = "Dear May, see you. May I ask? May said yes."
+    chain = DetectorChain([FirstOnlyDetector(["May"])], timeout_s=None)
+    assert [(s.start, s.end) for s in chain.run(text).spans] == [(5, 8)]
+    text = "Anna, ask Anna."
+    plain = DetectorChain([FirstOnlyDetector(["Anna"])], timeout_s=None, whole_values=False)
+    assert [(s.start, s.end) for s in plain.run(text).spans] == [(0, 4)]
