@@ -27,8 +27,8 @@ from cacheprune.detectors.base import Detector, Span
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
 from cacheprune.detectors.name_islands import NameIslands
 from cacheprune.detectors.name_said import names_before_said
-from cacheprune.detectors.name_streets import StreetWords
 from cacheprune.detectors.name_scripts import script_name_pattern
+from cacheprune.detectors.name_streets import StreetWords
 from cacheprune.detectors.name_tokens import NameWord, WordReader
 from cacheprune.detectors.name_words import (
     DEFAULT_VOCABULARY_MODEL,

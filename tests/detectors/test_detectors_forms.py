@@ -178,7 +178,8 @@ def test_named_digests_and_config_numbers_stay_public() -> None:
     '"integrity": "sha512-9cUznXMG0+FxRuJfvL82QlTqIzhVW9sL0KjMPHhAOOvpQGL8QtdxnBKILjBqxlHyliz0y'
     'Ca1G903ZXI/FuHy2w==",',
     "github.com/cespare/xxhash/v2 v2.2.0 h1:DC2CZ1Ep5Y4k3ZQ899DldepgrayRUGE6BBZ/cd9Cj44=",
-    "upload ok size=18.4GiB sha256=9c1e0f7d2ab84c55e6a3f1d07b9e2c44a18f6d33b0e5c7a9d2f4e8b1c6a3d5f0",
+    "upload ok size=18.4GiB sha256="
+    "9c1e0f7d2ab84c55e6a3f1d07b9e2c44a18f6d33b0e5c7a9d2f4e8b1c6a3d5f0",
     "libquiver-3.1.0.tar.gz  e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "Trace ID       : 4bf92f3577b34da6a3ce929d0e0e4736",
     "HEAD is now at 8d4f1c2a9b7e6f305c1d2e4a8b9c0f7e6d5a4b3c Merge pull request #512",
