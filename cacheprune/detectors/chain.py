@@ -169,10 +169,15 @@ class DetectorChain:
                         return
                 found_here.extend(found)
         for (start, _), view, found_here in zip(pieces, views, found_per_piece, strict=True):
-            if self.organisation_contacts:
-                found_here = drop_organisation_contacts(view.text, found_here)
-            if self.whole_values:
-                found_here = repeated_values(view.text, whole_values(view.text, found_here))
+            try:
+                if self.organisation_contacts:
+                    found_here = drop_organisation_contacts(view.text, found_here)
+                if self.whole_values:
+                    found_here = repeated_values(view.text, whole_values(view.text, found_here))
+            except Exception as exc:  # noqa: BLE001 - any fault must fail the request closed
+                progress.failure = f"growing the spans to whole values raised {type(exc).__name__}"
+                progress.error = exc
+                return
             for span in found_here:
                 original_start, original_end = view.original_span(span.start, span.end)
                 progress.spans.append(Span(span.entity, original_start + start,

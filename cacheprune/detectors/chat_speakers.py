@@ -106,11 +106,11 @@ class ChatSpeakerDetector(Detector):
             return False  # 'operatore:', 'müşteri:', 'Agent:'
         if _SERVICE.search(nick) or nick.count(".") >= 2:
             return False  # 'ChanServ', 'gitbot', 'web-03.stg.example.internal'
-        if nick[0].islower() or any(ch.isdigit() or ch in "_." for ch in nick):
-            word = self._reader.word(nick, 0, len(nick))
-            return not (word.ordinary and (word.first or COMMON_RANK + 1) > COMMON_RANK)
         word = self._reader.word(nick, 0, len(nick))
-        return word.first is not None and word.first <= COMMON_RANK and not word.ordinary
+        popular_given = word.first is not None and word.first <= COMMON_RANK
+        if nick[0].islower() or any(ch.isdigit() or ch in "_." for ch in nick):
+            return popular_given or not word.ordinary  # 'meli', 'amber_k'; not 'note'
+        return popular_given and not word.ordinary  # 'Lukas'; not 'Betreff', 'Agent'
 
 
 def _a_conversation(nicks: list[str]) -> bool:

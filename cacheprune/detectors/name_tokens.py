@@ -71,16 +71,17 @@ class WordReader:
     def _unname_dates(self, text: str, words: list[NameWord]) -> None:
         """Weekday and month names next to a number or to each other are no names."""
         calendar = [self._calendar.is_calendar(text[w.start:w.end].casefold()) for w in words]
+
+        def joined(left: int, right: int) -> bool:
+            """Words `left` and `right` (adjacent) are both calendar words, a short gap apart."""
+            return (0 <= left and right < len(words) and calendar[left] and calendar[right]
+                    and bool(_CALENDAR_GAP.fullmatch(text, words[left].end, words[right].start)))
+
         for index, word in enumerate(words):
-            if not calendar[index]:
-                continue
-            dated = (_NUMBER_BEFORE.search(text, max(0, word.start - 4), word.start)
-                     or _NUMBER_AFTER.match(text, word.end)
-                     or any(0 <= other < len(words) and calendar[other] and _CALENDAR_GAP.fullmatch(
-                         text, *sorted((words[other].end, word.start) if other < index
-                                       else (word.end, words[other].start)))
-                            for other in (index - 1, index + 1)))
-            if dated:
+            if calendar[index] and (
+                    _NUMBER_BEFORE.search(text, max(0, word.start - 4), word.start)
+                    or _NUMBER_AFTER.match(text, word.end)
+                    or joined(index - 1, index) or joined(index, index + 1)):
                 word.first = word.last = None
                 word.ordinary = True
 
