@@ -27,7 +27,9 @@ before/after comparison paired in one run.
 Printed side by side: TTFT p50/p90, end-to-end p50, cold end-to-end (the median over each
 document's first request of the level: nothing to reuse; under the publication threshold k it
 publishes nothing either, the k-th tenant's request does), decode ms per token (after the
-first), requests per second, and salted / connector ratios (with the slowest request's TTFT).
+first), requests per second, and salted / connector ratios (with the slowest request's TTFT);
+then how each connector served the prompts, from its request log (warm: from other tenants'
+publications; published first: the k-th tenant's; by vLLM: cold, left to vLLM).
 
     python benchmarks/vllm_load.py [--requests 24] [--concurrency 1,4,8] [--publish-threshold K]
     python benchmarks/vllm_load.py --documents 24 --concurrency 4   # a stream of new documents
@@ -224,6 +226,27 @@ def figures(samples: list[Sample], wall_s: float) -> dict[str, float]:
             "req_s": len(samples) / wall_s}
 
 
+def request_log_counts(path: Path, skip_lines: int) -> tuple[dict[str, int], int]:
+    """How the connector served the prompts logged after the first `skip_lines` lines of its
+    request log: from other tenants' publications (warm), published first by the k-th tenant,
+    computed by vLLM, or by cacheprune with nothing pooled; and the log's line count."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    counts = {"warm": 0, "published first": 0, "by vLLM": 0, "cacheprune, cold": 0}
+    for line in lines[skip_lines:]:
+        event = json.loads(line)
+        if event["event"] != "prefill":
+            continue
+        if event["num_pooled"] > 0:
+            counts["warm"] += 1
+        elif event.get("num_published_first", 0) > 0:
+            counts["published first"] += 1
+        elif event["computed_by"] == "vllm":
+            counts["by vLLM"] += 1
+        else:
+            counts["cacheprune, cold"] += 1
+    return counts, len(lines)
+
+
 def report(results: dict[tuple[str, int], dict[str, float]], contenders: list[str],
            levels: list[int]) -> None:
     print(f"\n{'conc':>4} {'contender':<14} {'TTFT p50':>9} {'p90':>7} {'e2e p50':>8} "
@@ -276,6 +299,7 @@ def main() -> None:
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     work_dir = Path(tempfile.mkdtemp(prefix="cacheprune-load-", dir=shm))
     results: dict[tuple[str, int], dict[str, float]] = {}
+    prompts: dict[tuple[str, int], dict[str, int]] = {}  # the connectors' request logs
     try:
         plain = [c for c in contenders if c not in CONNECTORS]
         # NOTE: salted and unsalted share one plain server: the salt is per request.
@@ -286,17 +310,28 @@ def main() -> None:
             name = group[0] if group[0] in CONNECTORS else "plain"
             with server(name, work_dir, args.base_tree, args.publish_threshold) as base:
                 for contender in group:
+                    logged = 0
                     for level in levels:
                         samples, wall_s = asyncio.run(run_level(base, contender, level, args))
                         results[(contender, level)] = figures(samples, wall_s)
+                        if contender in CONNECTORS:
+                            prompts[(contender, level)], logged = request_log_counts(
+                                work_dir / f"requests-{contender}.jsonl", logged)
                         print(json.dumps({"contender": contender, "concurrency": level,
-                                          **results[(contender, level)]}), flush=True)
+                                          **results[(contender, level)],
+                                          "prompts": prompts.get((contender, level))}),
+                              flush=True)
     finally:
         if args.keep:
             print(f"work folder kept: {work_dir}", flush=True)
         else:
             shutil.rmtree(work_dir, ignore_errors=True)  # the pools, request and server logs
     report(results, contenders, levels)
+    if prompts:
+        print("\nprompts, from each connector's request log:")
+        for (contender, level), counts in prompts.items():
+            print(f"  {contender}, concurrency {level}: "
+                  + ", ".join(f"{count} {how}" for how, count in counts.items()))
 
 
 if __name__ == "__main__":

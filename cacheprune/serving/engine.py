@@ -31,6 +31,7 @@ from cacheprune.pool import EntryIdentity, KVShape, PoolConfig, PoolSession, Sco
 from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
+from cacheprune.serving.kernels import warm_kernels
 from cacheprune.serving.prompt import Prompt, PublicRange
 from cacheprune.serving.public_sharing import IsolatedSharing, PaperBaselineSharing
 from cacheprune.serving.record import RequestRecord, ScoredContinuation
@@ -71,6 +72,7 @@ class Engine:
             recompute_tokens_per_s=self.config.recompute_tokens_per_s,
         ), pool_key=self.config.pool_key)
         self.strategy = strategy or make_strategy(self.config, model, tokenizer)
+        warm_kernels()  # before the first request, not during it
         self.registry = CollectorRegistry(auto_describe=True)
         self.publish_failures = Counter(
             "cacheprune_engine_publish_failures",

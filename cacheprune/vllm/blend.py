@@ -116,19 +116,21 @@ class Blender:
                                    strategy.search_view(request).num_tokens)
         return strategy.worth_publishing(request, request.prefill, shareable)
 
-    def publish(self, request: ServedRequest, new_text: MaskArray | None = None
-                ) -> PendingPublication | None:
+    def publish(self, request: ServedRequest, new_text: MaskArray | None = None,
+                background: bool = True) -> PendingPublication | None:
         """Stage the PREFILLED request's segments; None when there is nothing to publish.
-        `new_text`: vLLM computed the request (`PublishOrder`), whose new text it flags; the
-        publication then counts the request's windows itself (the scheduler's probe counted
-        them in another process) and computes everything it stages from the tokens."""
-        publication = PendingPublication(self._publication(request, new_text))
+        `new_text`: the request is published before its prefill (`PrefillOrder.publish_first`),
+        its new text flagged; the publication then counts the request's windows itself (the
+        scheduler's probe counted them in another process) and computes everything it stages
+        from the tokens. `background`: called from a background thread, which computes with
+        the copy of the weights when there is one (vLLM's layers otherwise: the step's)."""
+        strategy = (self._publishing if background else None) or self._engine.strategy
+        publication = PendingPublication(self._publication(request, new_text, strategy))
         return publication if publication.published else None
 
-    def _publication(self, request: ServedRequest, new_text: MaskArray | None
-                     ) -> PublicationSteps:
+    def _publication(self, request: ServedRequest, new_text: MaskArray | None,
+                     strategy: SharingStrategy) -> PublicationSteps:
         engine = self._engine
-        strategy = self._publishing or engine.strategy
         with engine.session(request) as session:
             if new_text is None:
                 session.carry_count(request.counted)

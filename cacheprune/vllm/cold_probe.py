@@ -9,8 +9,15 @@ what vLLM's own prefix cache leaves is vLLM's:
 - nothing to publish (the publication threshold's k tenants have not sent its text yet, or
   the pool holds it already): vLLM computes it, and cacheprune does nothing more;
 - something to publish, from its tokens alone (`PoolSharing.needs_request_kv` False: isolated
-  mode with a private token, where the private-free pass computes everything it stages): vLLM
-  computes it, and the worker's publisher publishes it (`PublishOrder`);
+  mode with a private token, where the private-free pass computes everything it stages): the
+  worker publishes it first, in the step that admits it (the private-free pass, over vLLM's
+  layers), then computes it as a warm prompt from what it just published
+  (`PrefillOrder.publish_first`). The pass costs what vLLM's prefill of the prompt would; the
+  request then computes only its private tokens and the pool's recompute marks, and the next
+  tenants find the document in the pool from that step on, not after a second pass in the
+  background (the k-th tenant's prompt used to be computed twice: by vLLM, then by the
+  publisher's pass over its slower copy of the weights, which under load landed after several
+  more tenants had missed the pool);
 - something to publish from the request's own KV (no private token, or another publish
   mode): cacheprune computes it, as a warm one.
 
@@ -45,7 +52,7 @@ MIN_POOLED_SHARE = 0.25
 class Route(enum.Enum):
     CACHEPRUNE = "cacheprune"  # cacheprune's prefill, reusing the pool (and publishing)
     VLLM = "vllm"  # vLLM computes it alone
-    VLLM_THEN_PUBLISH = "vllm_then_publish"  # vLLM computes it, cacheprune publishes it
+    PUBLISH_FIRST = "publish_first"  # cacheprune publishes it, then computes it from the pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +100,13 @@ class ColdProbe:
             return Route.VLLM
         if self._strategy.needs_request_kv(request):
             return Route.CACHEPRUNE
-        return Route.VLLM_THEN_PUBLISH
+        return Route.PUBLISH_FIRST
 
     def close(self) -> None:
         self._engine.close()
 
 
 def new_text_after(request: ServedRequest, num_local: int) -> MaskArray:
-    """The new text of a prompt vLLM computes: every token after its own prefix hit."""
+    """The new text of a prompt the pool had little of: every token after vLLM's own prefix
+    hit."""
     return np.arange(request.num_tokens) >= num_local

@@ -23,6 +23,10 @@ class PrefillOrder:
     segments. `publish`: this is the request's first prefill, whose segments are published
     once staged, unless the request ended badly first (not after a preemption, when the
     prefill is repeated).
+    `publish_first`: the pool had little of the prompt, whose new text (every token after the
+    first `num_local_tokens`) it should publish from the prompt's tokens alone (`cold_probe`:
+    the k-th tenant's cold prompt): the worker publishes it before planning, and the prefill
+    then reuses what it published (only with `publish`).
     `in_background`: vLLM loads it asynchronously (the worker's loader thread prefills it while
     the steps go on; vLLM schedules the request once the worker reports it done).
     """
@@ -32,22 +36,15 @@ class PrefillOrder:
     block_ids: tuple[int, ...]
     publish: bool
     in_background: bool = False
+    publish_first: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.num_local_tokens < self.request.num_tokens:
             raise ValueError(f"request {self.request.request_id}: {self.num_local_tokens} "
                              f"local tokens of {self.request.num_tokens}")
-
-
-@dataclass(slots=True, frozen=True)
-class PublishOrder:
-    """Publish `request`, which vLLM computed itself (`cold_probe`): its new text is every
-    token after the first `num_local_tokens` (vLLM's own prefix hit). `request` is ADMITTED, a
-    copy of the scheduler's; its publication computes all it stages from the tokens alone, and
-    is committed once staged as a prefilled one's is."""
-
-    request: ServedRequest
-    num_local_tokens: int
+        if self.publish_first and not self.publish:
+            raise ValueError(f"request {self.request.request_id}: publish_first without "
+                             "publish (a repeated prefill publishes nothing)")
 
 
 @dataclass(slots=True, frozen=True)
@@ -67,14 +64,12 @@ class StepOrders:
     they ended well or not (a publication not yet committed is then discarded). `admits`: the
     step starts a request (new or resumed), whose first token it may produce. `computes`: the
     step runs a forward pass or a prefill in the engine's thread (false: vLLM steps only for
-    the connector). `publications`: requests vLLM computes itself, to publish.
-    `vllm_prefills`: requests vLLM computes itself with nothing to publish (logged only)."""
+    the connector). `vllm_prefills`: requests vLLM computes itself (logged only)."""
 
     prefills: list[PrefillOrder] = field(default_factory=list)
     verdicts: dict[str, bool] = field(default_factory=dict)
     admits: bool = False
     computes: bool = True
-    publications: list[PublishOrder] = field(default_factory=list)
     vllm_prefills: list[VllmPrefill] = field(default_factory=list)
 
 

@@ -28,7 +28,6 @@ import threading
 from dataclasses import dataclass
 
 from cacheprune.serving import ServedRequest
-from cacheprune.tokens import MaskArray
 from cacheprune.vllm.background import start_background_thread
 from cacheprune.vllm.blend import Blender
 
@@ -48,7 +47,6 @@ class Settled:
 @dataclass(slots=True, frozen=True)
 class _Publish:
     request: ServedRequest  # PREFILLED; the thread only reads it
-    new_text: MaskArray | None  # a request vLLM computed: its new text (`Blender.publish`)
 
 
 class Publisher:
@@ -62,14 +60,14 @@ class Publisher:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def submit(self, request: ServedRequest, new_text: MaskArray | None = None) -> bool:
+    def submit(self, request: ServedRequest) -> bool:
         """Queue the PREFILLED request's publication (`Blender.publish`); False (nothing
         queued) when `max_waiting` wait already."""
         with self._cond:
             if self._num_publishing >= self._max_waiting:
                 return False
             self._num_publishing += 1
-            self._jobs.append(_Publish(request, new_text))
+            self._jobs.append(_Publish(request))
             self._cond.notify_all()
         self._start()
         return True
@@ -130,7 +128,7 @@ class Publisher:
         if self._cancelled_now(request_id):
             return Settled(request_id, 0)
         try:
-            publication = self._blender.publish(job.request, job.new_text)
+            publication = self._blender.publish(job.request)
             if publication is None:
                 return Settled(request_id, 0)
             return Settled(request_id,

@@ -2,13 +2,15 @@
 evaluation (`request_log` in the connector's settings):
 
     {"event": "prefill", "request_id", "num_tokens", "num_local_tokens", "reused_spans",
-     "num_pooled", "num_recomputed", "num_computed", "computed_by"}
+     "num_pooled", "num_recomputed", "num_computed", "num_published_first", "computed_by"}
                                             where the pool served the prompt (after the first
                                             num_local_tokens, which vLLM's own prefix cache
-                                            held: the tenant's own blocks); computed_by
+                                            held: the tenant's own blocks); num_pooled leaves
+                                            out num_published_first, the tokens of those
+                                            spans the request published itself just before
+                                            (the k-th tenant's cold prompt); computed_by
                                             "vllm": a cold prompt vLLM computed
-                                            (`cold_prompts`), followed by a "settled" line
-                                            when cacheprune publishes it
+                                            (`cold_prompts`)
     {"event": "settled", "request_id", "num_published_tokens"}   its publication is over
 
 Positions and counts only, never token ids or text.
@@ -31,10 +33,18 @@ class PrefillFigures:
     num_recomputed: int  # of those, tokens the pool marked for recomputation
     num_computed: int  # tokens no pooled span (nor vLLM's own cache) covered
     num_local: int  # leading tokens vLLM's own prefix cache held (the tenant's own blocks)
+    # Of the reused spans' tokens, those the request published itself just before its prefill
+    # (`PrefillOrder.publish_first`): its own private-free pass computed them, no other tenant.
+    num_published_first: int = 0
+
+    @property
+    def num_reused(self) -> int:
+        return sum(end - start for start, end in self.reused_spans)
 
     @property
     def num_pooled(self) -> int:
-        return sum(end - start for start, end in self.reused_spans)
+        """Tokens other requests' publications served."""
+        return max(self.num_reused - self.num_published_first, 0)
 
 
 class RequestLog:
@@ -50,7 +60,9 @@ class RequestLog:
                      "num_local_tokens": figures.num_local,
                      "reused_spans": [list(span) for span in figures.reused_spans],
                      "num_pooled": figures.num_pooled, "num_recomputed": figures.num_recomputed,
-                     "num_computed": figures.num_computed, "computed_by": computed_by})
+                     "num_computed": figures.num_computed,
+                     "num_published_first": figures.num_published_first,
+                     "computed_by": computed_by})
 
     def settled(self, request_id: str, num_published_tokens: int) -> None:
         """The request's publication is over: published (the tokens), discarded or empty (0)."""

@@ -5,8 +5,9 @@ A prompt cacheprune computes is reported to vLLM as external tokens: all of it b
 token (which vLLM computes itself to sample). In the worker, cacheprune's prefill writes the
 KV of those tokens into the request's blocks before vLLM's forward pass, reusing pooled
 segments wherever they match. With a probe (`cold_probe`, `cold_prompts` "vllm"), a prompt
-the pool has little of is left to vLLM (0 external tokens), and published by the worker when
-it has something to publish (a `PublishOrder`).
+the pool has little of is left to vLLM (0 external tokens), unless it has something to
+publish from its tokens alone: then the worker publishes it first and computes it from the
+pool (`PrefillOrder.publish_first`).
 
 Calling contract (vLLM's scheduler, one thread, in the engine-core process):
 - `arrived` when a request is added: with `detection_thread` on, its detection starts in a
@@ -35,13 +36,7 @@ from cacheprune.models import ChatTokenizer
 from cacheprune.serving import RequestStatus, ServedRequest
 from cacheprune.vllm.cold_probe import ColdProbe, Probe, Route
 from cacheprune.vllm.detection_thread import PENDING, DetectionThread, WaitBudget
-from cacheprune.vllm.orders import (
-    PrefillOrder,
-    PublishOrder,
-    StepOrders,
-    VllmPrefill,
-    WorkerReport,
-)
+from cacheprune.vllm.orders import PrefillOrder, StepOrders, VllmPrefill, WorkerReport
 from cacheprune.vllm.prompt_mask import mask_token_ids, parse_public_ranges
 from cacheprune.vllm.salts import salt_problem
 from cacheprune.vllm.settings import ISOLATE_KEY, PUBLIC_RANGES_KEY, ConnectorSettings
@@ -52,6 +47,7 @@ logger = logging.getLogger(__name__)
 PUBLISHABLE_ENDS = frozenset({"FINISHED_STOPPED", "FINISHED_LENGTH_CAPPED",
                               "FINISHED_REPETITION"})
 SHARED_TENANT = "shared"  # the tenant of every request with tenant_source "none"
+CACHEPRUNE_COMPUTES = frozenset({Route.CACHEPRUNE, Route.PUBLISH_FIRST})
 # An admitted request and what the pool holds of it (None: no probe, or its lookup failed).
 Admission = tuple[ServedRequest, Probe | None]
 
@@ -78,7 +74,6 @@ class SchedulerSide:
         self._unsettled: dict[str, ServedRequest] = {}
         # What the next step's metadata carries: prefill orders and how requests ended.
         self._orders: list[PrefillOrder] = []
-        self._publications: list[PublishOrder] = []
         self._vllm_prefills: list[VllmPrefill] = []
         self._verdicts: dict[str, bool] = {}
         self._warned_unsalted = False
@@ -117,7 +112,7 @@ class SchedulerSide:
         if admitted is None:
             return 0
         assert isinstance(admitted, ServedRequest)
-        if self._route(admitted, num_computed_tokens) is not Route.CACHEPRUNE:
+        if self._route(admitted, num_computed_tokens) not in CACHEPRUNE_COMPUTES:
             return 0
         num_external = max(int(request.num_tokens) - 1 - num_computed_tokens, 0)
         if num_external == 0 or request.request_id in self._granted:
@@ -244,22 +239,16 @@ class SchedulerSide:
         return None
 
     def after_alloc(self, request: Any, block_ids: list[int], num_external_tokens: int) -> None:
-        """The request runs this step; order its prefill if vLLM took cacheprune's tokens, or
-        its publication if vLLM computes it and it has something to publish."""
+        """The request runs this step; order its prefill if vLLM took cacheprune's tokens."""
         request_id = request.request_id
         admitted = self._requests.get(request_id)
         if admitted is None:
             return
+        route = self._routes.get(request_id)
         if num_external_tokens == 0:
-            route = self._routes.get(request_id)
-            if admitted.status is not RequestStatus.ADMITTED or route is Route.CACHEPRUNE:
+            if admitted.status is not RequestStatus.ADMITTED or route in CACHEPRUNE_COMPUTES:
                 return  # vLLM's own cache held it all, or ordered already (a preemption)
-            if route is Route.VLLM_THEN_PUBLISH:
-                prompt = [int(t) for t in request.all_token_ids]
-                self._publications.append(PublishOrder(admitted.prefill_copy(prompt),
-                                                       self._num_local[request_id]))
-                self._unsettled[request_id] = admitted
-            elif route is Route.VLLM:
+            if route is Route.VLLM:
                 self._vllm_prefills.append(VllmPrefill(request_id, admitted.num_tokens,
                                                        self._num_local[request_id]))
             admitted.advance(RequestStatus.PREFILLED)
@@ -271,6 +260,7 @@ class SchedulerSide:
         # here); tokens the model generated before a preemption are private in it.
         self._orders.append(PrefillOrder(admitted.prefill_copy(token_ids), num_local,
                                          tuple(block_ids), publish=first,
+                                         publish_first=first and route is Route.PUBLISH_FIRST,
                                          in_background=self._settings.async_load))
         if first:
             admitted.advance(RequestStatus.PREFILLED)
@@ -283,8 +273,8 @@ class SchedulerSide:
         `computes`: it runs a forward pass."""
         in_step = any(not order.in_background for order in self._orders)
         orders = StepOrders(self._orders, self._verdicts, admits or bool(self._orders),
-                            computes or in_step, self._publications, self._vllm_prefills)
-        self._orders, self._verdicts, self._publications = [], {}, []
+                            computes or in_step, self._vllm_prefills)
+        self._orders, self._verdicts = [], {}
         self._vllm_prefills = []
         self._step_tokens, self._granted = 0, set()
         self._wait.step_ordered(orders.computes)
@@ -316,7 +306,6 @@ class SchedulerSide:
             set(self._requests) | set(self._unsettled) | set(self._verdicts) | set(self._probes)
             | set(self._routes) | set(self._num_local)
             | {order.request.request_id for order in self._orders}
-            | {order.request.request_id for order in self._publications}
             | {prefill.request_id for prefill in self._vllm_prefills})
 
     # ---- end of a request ----------------------------------------------------------------
@@ -337,8 +326,6 @@ class SchedulerSide:
             self._detection.forget(request_id)
         self._orders = [order for order in self._orders
                         if order.request.request_id != request_id]
-        self._publications = [order for order in self._publications
-                              if order.request.request_id != request_id]
         self._vllm_prefills = [prefill for prefill in self._vllm_prefills
                                if prefill.request_id != request_id]
         # NOTE: the request's first prefill was ordered and its publication is not settled

@@ -14,8 +14,12 @@ writes it over the worker's copy of the weights (or vLLM's layers in turns with 
 thread, as an order prefilled in the step is applied at once. A verdict on a request still
 with the loader (it was aborted) waits for its outcome.
 
-A request's publication (annotate, isolated KV, stage) and its settling (commit or abort) run
-in the publisher thread (`publisher`), over its own copy of the weights or, failing that,
+An order to publish first (`PrefillOrder.publish_first`: the k-th tenant's cold prompt) is
+published before it is planned, where it is prefilled (the step, over vLLM's layers, or the
+loader), and committed at once; its plan then reuses what it published.
+
+Any other request's publication (annotate, isolated KV, stage) and its settling (commit or
+abort) run in the publisher thread (`publisher`), over its own copy of the weights or, failing that,
 over vLLM's layers in turns with the steps (`model_turns`). At most MAX_WAITING_PUBLICATIONS
 wait or run; a request beyond them is not published (counted in the figures as `dropped`): a
 later request with the same document publishes it. A publication is committed as soon as it
@@ -30,6 +34,7 @@ before or after the commit.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,13 +42,13 @@ from dataclasses import dataclass
 
 import torch
 
-from cacheprune.serving import RequestStatus, ServedRequest
+from cacheprune.serving import ServedRequest
 from cacheprune.vllm import kv_layout, model_turns
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.cold_probe import new_text_after
 from cacheprune.vllm.kv_layout import TileLayout
 from cacheprune.vllm.loader import Loader
-from cacheprune.vllm.orders import PrefillOrder, PublishOrder, StepOrders, WorkerReport
+from cacheprune.vllm.orders import PrefillOrder, StepOrders, WorkerReport
 from cacheprune.vllm.publisher import Publisher
 from cacheprune.vllm.request_log import PrefillFigures, RequestLog
 
@@ -68,10 +73,11 @@ def _no_figures() -> dict[str, int]:
 @dataclass(slots=True, frozen=True)
 class Loaded:
     """What came of one order's prefill: what the pool served it, or None when it failed (its
-    blocks are reported not loaded)."""
+    blocks are reported not loaded); and the tokens it published before it (publish_first)."""
 
     order: PrefillOrder
     figures: PrefillFigures | None
+    num_published_first: int = 0
 
 
 def layer_order(layer_names: list[str]) -> list[str]:
@@ -102,7 +108,6 @@ class WorkerSide:
         # Requests whose publication is not settled (PREFILLED, with the publisher).
         self._requests: dict[str, ServedRequest] = {}
         self._verdicts: dict[str, bool] = {}  # arrived, not yet applied
-        self._after_forward: list[PublishOrder] = []  # this step's, for `end_step`
         self._report = WorkerReport()
         self._failed_blocks: set[int] = set()
         self._figures = _no_figures()
@@ -136,10 +141,6 @@ class WorkerSide:
                                 if not order.in_background]))
         self._loading.update(order.request.request_id for order in in_background)
         self._loader.submit(in_background)
-        # NOTE: handed to the publisher after the step's forward pass (`end_step`), which
-        # computes these prompts: their private-free passes would otherwise share the cores
-        # with the very prefills vLLM runs for them.
-        self._after_forward.extend(orders.publications)
         for prefill in orders.vllm_prefills:
             self._log_vllm_prefill(prefill.request_id, prefill.num_tokens,
                                    prefill.num_local_tokens)
@@ -149,32 +150,41 @@ class WorkerSide:
         self._request_log.prefill(request_id, num_tokens, PrefillFigures(
             [], 0, num_tokens - num_local, num_local), computed_by="vllm")
 
-    def _publish_after_vllm(self, order: PublishOrder) -> None:
-        """A request vLLM computes itself goes to the publisher with its new text."""
-        request, num_local = order.request, order.num_local_tokens
-        request.advance(RequestStatus.PREFILLED)  # by vLLM, in this step
-        self._log_vllm_prefill(request.request_id, request.num_tokens, num_local)
-        if self._publisher.submit(request, new_text_after(request, num_local)):
-            self._requests[request.request_id] = request
-        else:
-            self._figures["dropped"] += 1
-            self._mark_settled(request.request_id, 0)
-
     def _load(self, orders: Sequence[PrefillOrder], background: bool = False
               ) -> Iterator[Loaded]:
         """Plan, prefill and write the orders: in the engine's thread, or in the loader's
         (`background`). One outcome per order, each batch's as soon as it is done, the
         batches with the fewest rows to compute first (the warm requests' first tokens need
-        not wait for a cold prompt's prefill); nothing of the worker's state changes here."""
+        not wait for a cold prompt's prefill); an order to publish first is published (and
+        committed) before its plan, in order, so that a later order for the same text finds
+        it. Nothing of the worker's state changes here."""
         planned = []
+        published: dict[str, int] = {}
         for order in orders:
+            if order.publish_first:
+                published[order.request.request_id] = self._publish_first(order, background)
             if self._plan(order):
                 planned.append(order)
             else:
-                yield Loaded(order, None)
+                yield Loaded(order, None, published.get(order.request.request_id, 0))
         planned.sort(key=_computed_rows)
         for batch in _batches(planned, MAX_BATCH_ROWS):
-            yield from self._prefill(batch, background)
+            for outcome in self._prefill(batch, background):
+                request_id = outcome.order.request.request_id
+                yield Loaded(outcome.order, outcome.figures, published.get(request_id, 0))
+
+    def _publish_first(self, order: PrefillOrder, background: bool) -> int:
+        """Publish the order's new text from its tokens alone and commit it; returns the
+        tokens published (0 if that failed: the prefill then computes the prompt)."""
+        request = order.request
+        try:
+            publication = self._blender.publish(
+                request, new_text_after(request, order.num_local_tokens), background)
+            return 0 if publication is None else publication.settle(ended_well=True)
+        except Exception:  # noqa: BLE001 - a lost publication is only a future miss
+            logger.exception("cacheprune: publishing request %s before its prefill failed",
+                             request.request_id)
+            return 0
 
     def _load_in_background(self, orders: Sequence[PrefillOrder]) -> Iterator[Loaded]:
         """`_load` in the loader thread, which must outlive any fault: vLLM waits for every
@@ -231,10 +241,13 @@ class WorkerSide:
 
     def _apply(self, outcomes: Iterable[Loaded]) -> None:
         for outcome in outcomes:
+            order = outcome.order
             if outcome.figures is None:
-                self._fail(outcome.order)
+                self._fail(order)
             else:
-                self._prefilled(outcome.order, outcome.figures)
+                self._prefilled(order, outcome.figures, outcome.num_published_first)
+            if order.publish_first:  # committed before the prefill, whatever came of it
+                self._mark_settled(order.request.request_id, outcome.num_published_first)
 
     def _write(self, order: PrefillOrder) -> None:
         """The prefilled KV of the order's computed tokens into its blocks."""
@@ -254,16 +267,20 @@ class WorkerSide:
         first_block = order.num_local_tokens // self._block_size
         self._failed_blocks.update(order.block_ids[first_block:])
         self._report.failed.add(order.request.request_id)
-        if order.publish:
+        if order.publish and not order.publish_first:
             self._mark_settled(order.request.request_id, 0)
 
-    def _prefilled(self, order: PrefillOrder, figures: PrefillFigures) -> None:
+    def _prefilled(self, order: PrefillOrder, figures: PrefillFigures,
+                   num_published_first: int = 0) -> None:
         request = order.request
+        figures = dataclasses.replace(
+            figures, num_published_first=min(num_published_first, figures.num_reused))
         self._request_log.prefill(request.request_id, request.num_tokens, figures)
         self._figures["pool"] += figures.num_pooled
-        self._figures["computed"] += figures.num_computed
+        # NOTE: what the request published first, its own private-free pass computed.
+        self._figures["computed"] += figures.num_computed + figures.num_published_first
         self._figures["recomputed"] += figures.num_recomputed
-        if not order.publish:
+        if not order.publish or order.publish_first:
             return
         if self._verdicts.get(request.request_id) is False:  # aborted while it loaded
             del self._verdicts[request.request_id]
@@ -282,9 +299,6 @@ class WorkerSide:
 
     def end_step(self) -> None:
         model_turns.release_after_step()
-        orders, self._after_forward = self._after_forward, []
-        for order in orders:
-            self._publish_after_vllm(order)
         verdicts, self._verdicts = self._verdicts, {}
         for request_id, ended_well in verdicts.items():
             if request_id in self._loading:  # aborted while the loader prefills it

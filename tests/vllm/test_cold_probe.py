@@ -1,7 +1,8 @@
 """Cold prompts go to vLLM (`cold_probe`): the scheduler half looks each prompt up in a real
 file pool and answers vLLM 0 for one the pool has little of; the k-th tenant's cold prompt is
-still published, by the worker's publisher from its tokens alone, and the next tenant's prompt
-is cacheprune's (warm). Real model, real detectors, no vLLM engine."""
+cacheprune's: the worker publishes it from its tokens alone, then prefills it from what it
+published, in one step, and the next tenant's prompt is warm. Real model, real detectors, a
+paged cache in memory, no vLLM engine."""
 
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ from cacheprune.serving import Engine, EngineConfig
 from cacheprune.vllm import kv_layout
 from cacheprune.vllm.blend import Blender
 from cacheprune.vllm.cold_probe import ColdProbe, Route, new_text_after
-from cacheprune.vllm.orders import PublishOrder, StepOrders
+from cacheprune.vllm.orders import StepOrders
 from cacheprune.vllm.request_log import RequestLog
 from cacheprune.vllm.scheduler_side import SchedulerSide
 from cacheprune.vllm.settings import parse_settings
 from cacheprune.vllm.worker_side import WorkerSide
 
 POOL_KEY = "cacheprune-tests-pool-key-0123456789abcdef"
+BLOCK_SIZE = 16
+NUM_BLOCKS = 64
 DOCUMENT = ("The estuary's tide tables are printed each spring by the harbour office; the "
             "ferry timetable follows them closely through the summer months, and the pilots "
             "keep a copy on the bridge of every boat that crosses the bar at low water. ") * 4
@@ -59,95 +62,90 @@ def deployment(default_model, tmp_path):
                                "publish_threshold": 2})
     scheduler = SchedulerSide(settings, tokenizer, policy, min_tokens=64, probe=probe)
     worker_engine = Engine(model, tokenizer, policy, config)
-    worker = WorkerSide(Blender(worker_engine), 16,
-                        kv_layout.token_major_layout(16, model.config.head_dim),
+    worker = WorkerSide(Blender(worker_engine), BLOCK_SIZE,
+                        kv_layout.token_major_layout(BLOCK_SIZE, model.config.head_dim),
                         model.config.num_layers, RequestLog(str(tmp_path / "requests.jsonl")))
+    worker.register({f"model.layers.{i}.self_attn.attn": torch.zeros(
+        NUM_BLOCKS, model.config.num_kv_heads, BLOCK_SIZE, 2 * model.config.head_dim)
+        for i in range(model.config.num_layers)})
     yield SimpleNamespace(scheduler=scheduler, worker=worker, engine=worker_engine,
                           tokenizer=tokenizer, probe=probe, log=tmp_path / "requests.jsonl")
     scheduler.close()
     worker.close()
 
 
-def step(deployment, request, num_external: int) -> StepOrders:
+def blocks(request, first: int = 0) -> list[int]:
+    """Block ids for `request`'s tokens, from `first` on (each request of a test its own)."""
+    return list(range(first, first + -(-request.num_tokens // BLOCK_SIZE)))
+
+
+def step(deployment, request, num_external: int, first_block: int = 0) -> StepOrders:
     """vLLM schedules `request` with `num_external` tokens from the connector; the worker gets
-    the step's orders and the publisher's results are applied until nothing is pending."""
-    deployment.scheduler.after_alloc(request, [], num_external)
+    the step's orders, and its report goes back to the scheduler."""
+    deployment.scheduler.after_alloc(request, blocks(request, first_block), num_external)
     orders = deployment.scheduler.build_orders(admits=True)
     deployment.worker.start_step(orders)
     deployment.worker.end_step()
+    report = deployment.worker.take_report()
+    if report is not None:
+        deployment.scheduler.worker_reported(report)
     return orders
 
 
-def finish(deployment, request) -> int:
-    """vLLM ends `request` well; returns the tokens its publication published."""
-    deployment.scheduler.finished(request)
-    published = 0
-    for _ in range(2000):
-        deployment.worker.start_step(deployment.scheduler.build_orders(computes=False))
-        deployment.worker.end_step()
-        figures = deployment.worker.take_figures()
-        published += figures["published"]
-        report = deployment.worker.take_report()
-        if report is not None:
-            deployment.scheduler.worker_reported(report)
-            if request.request_id in report.settled:
-                return published
-    raise AssertionError(f"request {request.request_id} was never settled")
+def log_lines(deployment, event: str) -> dict[str, dict]:
+    lines = [json.loads(line) for line in deployment.log.read_text().splitlines()]
+    return {line["request_id"]: line for line in lines if line["event"] == event}
 
 
-def test_cold_prompts_go_to_vllm_and_the_kth_tenant_publishes_from_its_tokens(deployment):
+def test_cold_prompts_go_to_vllm_and_the_kth_tenant_publishes_first(deployment):
     tokenizer = deployment.tokenizer
     first = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
     # First tenant, k = 2: nothing common yet, nothing to publish: vLLM computes it alone.
     assert deployment.scheduler.matched_tokens(first, 0) == 0
     orders = step(deployment, first, 0)
-    assert orders.prefills == [] and orders.publications == []
+    assert orders.prefills == []
     (logged,) = [json.loads(line) for line in deployment.log.read_text().splitlines()]
     assert logged == {"event": "prefill", "request_id": "a", "num_tokens": first.num_tokens,
                       "num_local_tokens": 0, "reused_spans": [], "num_pooled": 0,
                       "num_recomputed": 0, "num_computed": first.num_tokens,
-                      "computed_by": "vllm"}
+                      "num_published_first": 0, "computed_by": "vllm"}
     assert step(deployment, first, 0).vllm_prefills == []  # once, a preemption aside
     deployment.scheduler.finished(first)
 
     second = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
-    # Second tenant: the document is common now, the pool still has none of it: vLLM computes
-    # the prompt, and the worker publishes it (it holds a private value: the private-free
-    # pass computes all it stages).
-    assert deployment.scheduler.matched_tokens(second, 16) == 0
-    orders = step(deployment, second, 0)
-    assert orders.prefills == []
-    (order,) = orders.publications
-    assert isinstance(order, PublishOrder) and order.num_local_tokens == 16
+    # Second tenant: the document is common now and the pool has none of it, and the prompt
+    # holds a private value (the private-free pass computes all it stages): cacheprune
+    # publishes the prompt's new text first, then prefills the prompt from the pool, in the
+    # step that admits it.
+    assert deployment.scheduler.matched_tokens(second, 16) == second.num_tokens - 1 - 16
+    (order,) = step(deployment, second, second.num_tokens - 1 - 16).prefills
+    assert order.publish_first and order.num_local_tokens == 16
     assert order.request.num_private > 0
-    assert finish(deployment, second) > 0.8 * len(tokenizer.encode(DOCUMENT).ids)
+    assert order.request.status.name == "PREFILLED"
+    document_tokens = len(tokenizer.encode(DOCUMENT).ids)
+    published = log_lines(deployment, "settled")["b"]["num_published_tokens"]
+    assert published > 0.8 * document_tokens
+    prefill = log_lines(deployment, "prefill")["b"]
+    # What it reused it published itself: no other tenant's tokens.
+    assert prefill["num_pooled"] == 0
+    assert 0.8 * document_tokens < prefill["num_published_first"] <= published
+    assert prefill["num_computed"] < 0.2 * second.num_tokens
+    figures = deployment.worker.take_figures()  # the metrics: its own tokens are computed
+    assert figures["pool"] == 0
+    assert figures["computed"] == prefill["num_computed"] + prefill["num_published_first"]
+    deployment.scheduler.finished(second)
 
-    # Third tenant: the pool serves the document: cacheprune computes the prompt.
+    # Third tenant: the pool serves the document: cacheprune computes the prompt, warm.
     third = vllm_request(tokenizer, "c", "tenant-c", prompt("Cy Rowe", "cy@example.com"))
     assert deployment.scheduler.matched_tokens(third, 0) == third.num_tokens - 1
+    (order,) = step(deployment, third, third.num_tokens - 1, first_block=32).prefills
+    assert not order.publish_first
+    assert log_lines(deployment, "prefill")["c"]["num_pooled"] > 0.8 * document_tokens
     deployment.scheduler.finished(third)
     assert deployment.scheduler.num_tracked_requests == 0
 
 
-def settled_while_running(deployment, request_ids: set[str]) -> dict[str, int]:
-    """Step (nothing to compute, no request ended, so no verdict) until the worker has settled
-    every one of `request_ids`; returns the tokens each published, from the request log."""
-    for _ in range(3000):
-        deployment.worker.start_step(deployment.scheduler.build_orders(computes=False))
-        deployment.worker.end_step()
-        report = deployment.worker.take_report()
-        if report is not None:
-            deployment.scheduler.worker_reported(report)
-        lines = [json.loads(line) for line in deployment.log.read_text().splitlines()]
-        published = {line["request_id"]: line["num_published_tokens"] for line in lines
-                     if line["event"] == "settled"}
-        if request_ids <= set(published):
-            return published
-    raise AssertionError(f"never settled: {request_ids}")
-
-
-def test_a_publication_lands_before_its_request_ends_and_later_ones_skip_it(deployment,
-                                                                            monkeypatch):
+def test_kth_tenants_in_one_step_publish_the_text_once(deployment, monkeypatch):
     from cacheprune.serving import public_sharing
 
     passes = []
@@ -158,23 +156,26 @@ def test_a_publication_lands_before_its_request_ends_and_later_ones_skip_it(depl
     first = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
     assert scheduler.matched_tokens(first, 0) == 0
     scheduler.finished(first)
-    # Two tenants past the threshold arrive before anything is published: both cold, both
-    # ordered to publish, in one step.
+    # Two tenants past the threshold arrive before anything is published: both ordered to
+    # publish first, in one step.
     later = [vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com")),
              vllm_request(tokenizer, "c", "tenant-c", prompt("Cy Rowe", "cy@example.com"))]
-    for request in later:
-        assert scheduler.matched_tokens(request, 0) == 0
-        scheduler.after_alloc(request, [], 0)
+    for index, request in enumerate(later):
+        assert scheduler.matched_tokens(request, 0) == request.num_tokens - 1
+        scheduler.after_alloc(request, blocks(request, 32 * index), request.num_tokens - 1)
     orders = scheduler.build_orders(admits=True)
-    assert [order.request.request_id for order in orders.publications] == ["b", "c"]
+    assert [order.publish_first for order in orders.prefills] == [True, True]
     deployment.worker.start_step(orders)
     deployment.worker.end_step()
-    # Neither request ends: b's publication is committed once staged, and c's job, behind it,
-    # finds the document in the pool and has nothing new to publish.
-    published = settled_while_running(deployment, {"b", "c"})
-    assert published["b"] > 0.8 * len(tokenizer.encode(DOCUMENT).ids)
-    assert published["c"] == 0
-    assert len(passes) == 1, "c's job ran a private-free pass over text the pool had"
+    scheduler.worker_reported(deployment.worker.take_report())
+    # b publishes and commits before c's publication looks: c finds the document in the
+    # pool, publishes nothing and runs no pass; both are prefilled from b's entries.
+    published = {request_id: line["num_published_tokens"]
+                 for request_id, line in log_lines(deployment, "settled").items()}
+    document_tokens = len(tokenizer.encode(DOCUMENT).ids)
+    assert published["b"] > 0.8 * document_tokens and published["c"] == 0
+    assert len(passes) == 1, "c's publication ran a private-free pass over text the pool had"
+    assert log_lines(deployment, "prefill")["c"]["num_pooled"] > 0.8 * document_tokens
     fourth = vllm_request(tokenizer, "d", "tenant-d", prompt("Di Noor", "di@example.com"))
     assert scheduler.matched_tokens(fourth, 0) == fourth.num_tokens - 1  # warm
     for request in [*later, fourth]:
@@ -207,7 +208,7 @@ def test_a_failed_lookup_leaves_the_prompt_to_vllm(deployment, caplog):
     # The second tenant's prompt would be published (first test); its lookup fails instead.
     second = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
     assert scheduler.matched_tokens(second, 0) == 0
-    assert step(deployment, second, 0).publications == []
+    assert step(deployment, second, 0).prefills == []
     assert "looking up request b failed" in caplog.text
     scheduler.finished(second)
     assert scheduler.num_tracked_requests == 0

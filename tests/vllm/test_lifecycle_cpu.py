@@ -30,16 +30,18 @@ GREEDY_TOKENS = 200  # as in lifecycle_scenario.py
 FAULTY = Tenant("Faye Ulto", FAULTY_TENANT, "faye.ulto@example.com", "718-555-0190")
 
 
-UNSHARED_TEMPLATES = ("Reply for {name} (mail {email}, tel {phone}); notes:\n",
-                      "Answer {name}'s question ({email} / {phone}) from this text:\n",
-                      "For {name}, reachable at {email} or {phone}, read what follows.\n")
+# NOTE: no private value: cacheprune computes these cold prompts exactly as vLLM would (a
+# cold prompt with one, the publication threshold's k-th, is published first and then blended
+# from the pool: its first token need not be plain vLLM's).
+UNSHARED_TEMPLATES = ("Reply for the client; notes follow:\n",
+                      "Answer the question from this text:\n",
+                      "Read what follows, then answer.\n")
 
 
-def unshared_template(index: int, tenant: Tenant) -> str:
-    """A profile worded unlike `Tenant.profile` and unlike the other indexes: the pool finds
-    template text between private values too, and these prompts must have nothing to reuse."""
-    return UNSHARED_TEMPLATES[index].format(name=tenant.name, email=tenant.email,
-                                            phone=tenant.phone)
+def unshared_template(index: int) -> str:
+    """An opening worded unlike `Tenant.profile` and unlike the other indexes: these prompts
+    must have nothing to reuse."""
+    return UNSHARED_TEMPLATES[index]
 
 
 def test_lifecycle(model_folder, tmp_path, tokenizer):
@@ -47,7 +49,7 @@ def test_lifecycle(model_folder, tmp_path, tokenizer):
     # The scenario sizes the second instance's cache to two of these and one block more, so
     # decoding them preempts. Words and a template no other prompt here holds: nothing to
     # reuse before resumption.
-    concurrent = [(unshared_template(i, tenant) + public_document(
+    concurrent = [(unshared_template(i) + public_document(
                        f"preempt-{i}", i, num_words=600, first_word=900) + QUESTION,
                    tenant.salt) for i, tenant in enumerate((ALICE, BOB, CARLA))]
     prompts = {
@@ -56,7 +58,11 @@ def test_lifecycle(model_folder, tmp_path, tokenizer):
         "concurrent": concurrent,
         "faulty": (profile_first(FAULTY, public_document("faulty")), FAULTY.salt),
         "unsalted": profile_first(CARLA, public_document("unsalted")),
-        "abort": (profile_first(CARLA, public_document("abort")), CARLA.salt),
+        # NOTE: warm (the pool holds `shared`) with new text to publish after its prefill,
+        # in the publisher thread, where an abort can come first; a cold prompt would be
+        # published before its prefill (publish_first), whatever its end.
+        "abort": (profile_first(CARLA, shared + "\n\n" + public_document(
+            "abort", num_words=300)), CARLA.salt),
     }
     compared = [p for p, _ in concurrent] + [prompts["faulty"][0], prompts["unsalted"]]
     reference = plain_vllm_greedy(model_folder, compared, GREEDY_TOKENS)

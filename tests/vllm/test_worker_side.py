@@ -46,8 +46,8 @@ class FaultOnOneTenant:
     def worth_publishing(self, request):
         return self.inner.worth_publishing(request)
 
-    def publish(self, request, new_text=None):
-        return self.inner.publish(request, new_text)
+    def publish(self, request, new_text=None, background=True):
+        return self.inner.publish(request, new_text, background)
 
     def close(self) -> None:
         self.inner.close()
