@@ -69,6 +69,10 @@ DOCUMENTS = Path(__file__).resolve().parent.parent / "datasets" / "default" / \
     "default_grouped.jsonl"
 QUESTION = "Question: what is the purpose of this document? Answer:"
 TAG_EVERY = 6  # words between two variant tags: fewer tokens than the pool's 16-token window
+TAG_WORDS = ("anchor", "basket", "candle", "desert", "engine", "feather", "garden", "harbor",
+             "island", "jacket", "kettle", "ladder", "marble", "needle", "orchard", "pepper",
+             "quarry", "ribbon", "saddle", "tunnel", "valley", "wagon", "window", "yellow",
+             "bridge", "copper", "dragon", "forest", "hollow", "meadow", "pillow", "silver")
 CONTENDERS = ("connector", "salted", "unsalted")
 # Each its own server, with its settings beyond the connector's defaults; `base` runs
 # --base-tree's code.
@@ -109,9 +113,12 @@ def tagged(text: str, variant: str) -> str:
     """`text` with the variant's tag before every TAG_EVERY-th word. The pool finds an entry
     from any window of 16 of its tokens, so the text two variants share (the words between two
     tags and the tags' brackets) must be shorter than that: the tag is a hash of the variant,
-    six hex digits that two variants rarely share a token of, not the variant's name (two names
-    such as `doc.1` and `doc.2` differ in one token, and share the rest)."""
-    tag = f"({hashlib.blake2b(variant.encode(), digest_size=3).hexdigest()}) "
+    three words of TAG_WORDS that two variants rarely share one of, not the variant's name (two
+    names such as `doc.1` and `doc.2` differ in one token, and share the rest). Plain lower-case
+    words, because the detectors must see public text: hex digits such as `(d69aec)` were
+    masked as identifiers, at every recurrence, and differently behind different profiles."""
+    digest = hashlib.blake2b(variant.encode(), digest_size=3).digest()
+    tag = "(" + " ".join(TAG_WORDS[byte % len(TAG_WORDS)] for byte in digest) + ") "
     words = re.findall(r"\S+\s*", text)  # each with the spaces or line ends after it
     return "".join(tag + word if index and index % TAG_EVERY == 0 else word
                    for index, word in enumerate(words))
@@ -125,7 +132,8 @@ def free_port() -> int:
 
 @contextmanager
 def server(contender: str, work_dir: Path, base_tree: str | None = None,
-           publish_threshold: int | None = None) -> Iterator[str]:
+           publish_threshold: int | None = None,
+           max_batched_tokens: int | None = None) -> Iterator[str]:
     """The OpenAI server of one contender, on a free loopback port; stopped on exit."""
     from cacheprune.models import converted_folder
 
@@ -134,11 +142,16 @@ def server(contender: str, work_dir: Path, base_tree: str | None = None,
                "--model", str(converted_folder()), "--served-model-name", "smollm2",
                "--dtype", "float32", "--enforce-eager", "--max-model-len", "4096",
                "--host", "127.0.0.1", "--port", str(port)]
+    if max_batched_tokens is not None:
+        command += ["--max-num-batched-tokens", str(max_batched_tokens)]
     env = {**os.environ, **ENV}
+    cwd = None
     if contender == "base":
         if base_tree is None:
             sys.exit("the contender 'base' needs --base-tree")
-        env["PYTHONPATH"] = base_tree
+        # NOTE: `python -m` puts its working folder first on sys.path, before PYTHONPATH: run
+        # from the repository, the base server would import this tree's cacheprune.
+        env["PYTHONPATH"] = cwd = str(Path(base_tree).resolve())
     if contender in CONNECTORS:
         extra = {"pool_url": f"file://{work_dir / ('pool-' + contender)}", "request_log":
                  str(work_dir / f"requests-{contender}.jsonl")}
@@ -150,8 +163,8 @@ def server(contender: str, work_dir: Path, base_tree: str | None = None,
             "kv_load_failure_policy": "recompute", "kv_connector_extra_config": extra})]
     log_path = work_dir / f"{contender}.log"
     with log_path.open("w") as log:
-        process = subprocess.Popen(command, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True, cwd=cwd)
         base = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 600
@@ -292,6 +305,9 @@ def main() -> None:
     parser.add_argument("--publish-threshold", type=int,
                         help="the connectors' publish_threshold (default: the connector's, 3; "
                              "a document is reused from its (k+1)-th tenant on)")
+    parser.add_argument("--max-batched-tokens", type=int,
+                        help="vLLM's --max-num-batched-tokens for every contender (a step's "
+                             "token budget; vLLM-CPU's server default is 2048)")
     args = parser.parse_args()
     levels = [int(level) for level in args.concurrency.split(",")]
     contenders = args.contenders.split(",")
@@ -308,7 +324,8 @@ def main() -> None:
             if not group:
                 continue
             name = group[0] if group[0] in CONNECTORS else "plain"
-            with server(name, work_dir, args.base_tree, args.publish_threshold) as base:
+            with server(name, work_dir, args.base_tree, args.publish_threshold,
+                        args.max_batched_tokens) as base:
                 for contender in group:
                     logged = 0
                     for level in levels:
