@@ -25,8 +25,10 @@ _HASH_BASE = 1_000_003
 
 @functools.cache
 def warm_kernels() -> None:
-    tokens = np.arange(_TOKENS, dtype=np.int64)
+    tokens = np.arange(_TOKENS, dtype=np.uint32)
     public = np.zeros(_TOKENS, dtype=np.bool_)
+    window_hashes(tokens, public, _WINDOW, _HASH_BASE)
+    tokens.setflags(write=False)  # numba compiles read-only arrays apart: the pool passes both
     window_hashes(tokens, public, _WINDOW, _HASH_BASE)
     best_cover(np.array([0, 4], dtype=np.int64), np.array([16, 24], dtype=np.int64), _WINDOW)
     attention = np.tril(np.ones((_TOKENS, _TOKENS), dtype=np.float32))
