@@ -77,8 +77,9 @@ def main() -> int:
                         help="examples of the training genres (a seed training did not use)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--blind", type=Path, default=BLIND, help="the blind set (JSON lines)")
-    parser.add_argument("--written-test", type=Path, default=WRITTEN_TEST,
-                        help="hand-written texts training never reads (a folder of JSON lines)")
+    parser.add_argument("--written-test", type=Path, nargs="+", default=[WRITTEN_TEST],
+                        help="hand-written texts training never reads (JSON-lines files or "
+                             "folders of them, scored together)")
     parser.add_argument("--blind-only", action="store_true",
                         help="score the hand-written sets only, blind and test (a quick run)")
     args = parser.parse_args()
@@ -105,9 +106,9 @@ def main() -> int:
                      misses=True, by_language=True)
     else:
         print(f"\nblind set {args.blind} is missing: skipped")
-    if args.written_test.is_dir():
-        print_scores(f"hand-written test split {args.written_test}",
-                     read_written_files([args.written_test], "test"), masks, misses=True,
+    if all(path.exists() for path in args.written_test):
+        print_scores(f"hand-written test split {' '.join(map(str, args.written_test))}",
+                     read_written_files(args.written_test, "test"), masks, misses=True,
                      by_language=True)
     if args.blind_only:
         return 0

@@ -29,7 +29,8 @@ from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, load_name_
 ENTITY = "USERNAME"
 _STAMP = (r"(?:[\[(]?(?:\d{1,4}[./-]\d{1,2}[./-]\d{1,4},?[ \t]*)?\d{1,2}[:.]\d{2}(?::\d{2})?"
           r"(?:[ \t]?[AaPp]\.?[Mm]\.?)?[\])]?[ \t]*(?:[-–][ \t]*)?)")
-_NICK = r"[@+%~&]?[\p{L}\p{M}\d_.\-|^`\[\]{}]{1,32}"
+# NOTE: emoji are part of a display name ('みお🍙'); ZWJ joins emoji sequences.
+_NICK = r"[@+%~&]?[\p{L}\p{M}\d_.\-|^`\[\]{}\p{So}\u200d]{1,32}"
 # NOTE: a 'nick:' line is not indented (a YAML record's keys are) unless a time stamp leads it.
 _LINE = regex.compile(
     rf"(?m:^(?:[ \t]*(?P<stamp>{_STAMP})(?:<(?P<bracketed>{_NICK})>[ \t]+|(?P<colon>{_NICK})"
@@ -45,6 +46,10 @@ _HEADER = regex.compile(
     r"(?:\d{1,4}[^\n\d]{1,8})?\d{1,2}[:.]\d{2}(?:[ \t]?[AaPp]\.?[Mm]\.?)?[ \t]*$\n[ \t]*\S)"
 )
 _MIN_LINES = 2
+# Scripts written without spaces between words: a message of four such letters is no one-word
+# reply, and a nickname in a script without letter case ('राहुल', '小鱼不吃香菜') is read like a
+# lower-case one.
+_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 # Bots and network services are no one's account ('ChanServ', 'gitbot', 'dependabot').
 _SERVICE = regex.compile(r"(?i:(?:bot|serv|\[bot\])$)")
 
@@ -80,7 +85,7 @@ class ChatSpeakerDetector(Detector):
                 continue
             turns.append(nick)
             marked += group.startswith("bracketed")
-            if len(line.group("message").split()) >= 2:
+            if _several_words(line.group("message")):
                 num_messages += 1
             if self._looks_like_account(nick) or (group.startswith("bracketed")
                                                   and not _SERVICE.search(nick)):
@@ -108,9 +113,14 @@ class ChatSpeakerDetector(Detector):
             return False  # 'ChanServ', 'gitbot', 'web-03.stg.example.internal'
         word = self._reader.word(nick, 0, len(nick))
         popular_given = word.first is not None and word.first <= COMMON_RANK
-        if nick[0].islower() or any(ch.isdigit() or ch in "_." for ch in nick):
+        uncased = not any(ch.isupper() or ch.islower() for ch in nick)
+        if nick[0].islower() or uncased or any(ch.isdigit() or ch in "_." for ch in nick):
             return popular_given or not word.ordinary  # 'meli', 'amber_k'; not 'note'
         return popular_given and not word.ordinary  # 'Lukas'; not 'Betreff', 'Agent'
+
+
+def _several_words(message: str) -> bool:
+    return len(message.split()) >= 2 or len(_UNSPACED.findall(message)) >= 4
 
 
 def _a_conversation(nicks: list[str]) -> bool:

@@ -3,10 +3,18 @@
 - Every span is grown to the edges of the words it cuts ('Garc' in 'García' -> 'García').
 - A PERSON span (from any detector: spaCy often finds only 'José' in 'José García') is grown
   over the capitalized words, particles, hyphens and apostrophes next to it, on its line.
+- A PERSON span also takes initials with their periods ('M. Okonkwo', 'Clara J.', 'Р. А.'),
+  surname particles before it ('de Groot-Bakker'), and the comma between a surname and the
+  given name another span found ('NOVÁKOVÁ, Jana').
 - A PERSON span also takes the titles right before it with their periods ('Dr. Sig. Ada
   Rossi', 'pani Anna Nowak'), and degrees right after it ('Erhard Geisler B.Eng.', 'Ana
   Ruiz, PhD'): a title left public would tell a prober where a name starts and, written as
   part of the value, leave the value partly shared.
+- A SECRET span is grown over the whole run of characters it stands in, up to a space, a
+  quote, a bracket, ',' or ';' (and, before it, '=' or ':'): a password is one word of any
+  characters, and a detector that reads 'Kumo2025' in 'Kumo2025!' or '2046' in '#2046*'
+  must not leave the symbols around it shared. In scripts written without spaces (Chinese,
+  Japanese, Thai) the run also ends where such a letter starts, unless the span holds one.
 """
 
 from __future__ import annotations
@@ -20,10 +28,20 @@ from cacheprune.detectors.base import Span
 from cacheprune.detectors.name_words import load_name_words
 
 PERSON = "PERSON"
+SECRET = "SECRET"
+# What ends a secret's run of characters: after it, and (with '=' and ':') before it.
+_SECRET_END = frozenset(" \t\n\r\"'`“”‘’«»„()[]{}<>,;、，；")
+_SECRET_START = _SECRET_END | frozenset("=:：")
+_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 # How many words a PERSON span may grow by on each side.
 _MAX_WORDS = 4
 _WORD_CHAR = regex.compile(r"[\w\p{M}]")
 _NAME_WORD = r"(?:\p{Lu}[\p{L}\p{M}]*(?:['’\-]\p{L}[\p{L}\p{M}]*)*)"
+# 'J.', 'J.M.', 'Р.': capital letters, each with its period.
+_INITIALS = r"(?:\p{Lu}\.(?:\p{Lu}\.)*)(?![\p{L}\p{M}])"
+_INITIAL_AT_END = regex.compile(r"(?<![\p{L}\p{M}])\p{Lu}$")
+# Between a surname and a given name: 'NOVÁKOVÁ, Jana', 'Fisher, Dawn'.
+_NAME_COMMA = regex.compile(r",[ \t]+")
 
 
 @functools.lru_cache(maxsize=1)
@@ -58,11 +76,15 @@ def _name_edges() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern
         rf"(?i:{'|'.join(regex.escape(c) for c in sorted(cues, key=len, reverse=True))})"
         r"\.?[ \t]+"
     )
-    step = rf"(?:[ \t](?:(?i:{particles})[ \t])*{_NAME_WORD}|[\-'’]{_NAME_WORD})"
+    word = rf"(?:{_INITIALS}|{_NAME_WORD})"
+    step = rf"(?:[ \t](?:(?i:{particles})[ \t])*{word}|[\-'’]{_NAME_WORD})"
     after = regex.compile(rf"(?:{step}){{1,{_MAX_WORDS}}}")
-    # Backwards: capitalized words (with particles between), ending where the span starts.
+    # Backwards: capitalized words and initials (with particles between), and particles before
+    # them, ending where the span starts.
     before = regex.compile(
-        rf"(?:{_NAME_WORD}(?:[ \t](?:(?i:{particles})[ \t])*|[\-'’])){{1,{_MAX_WORDS}}}$"
+        rf"(?:(?<![\p{{L}}\p{{M}}'’])(?i:{particles})[ \t])*"
+        rf"(?:{word}(?:[ \t](?:(?i:{particles})[ \t])*|[\-'’]))"
+        rf"{{0,{_MAX_WORDS}}}$"
     )
     return after, before, leading_cue
 
@@ -73,15 +95,42 @@ def whole_values(text: str, spans: Iterable[Span]) -> list[Span]:
         start, end = _word_edges(text, span.start, span.end)
         if span.entity == PERSON:
             start, end = _name_edges_of(text, start, end)
+        elif span.entity == SECRET:
+            start, end = _secret_edges(text, start, end)
         grown.append(span if (start, end) == (span.start, span.end) else
                      Span(span.entity, start, end, span.score, span.detector))
-    return grown
+    return _with_name_commas(text, grown)
+
+
+def _with_name_commas(text: str, spans: list[Span]) -> list[Span]:
+    """A PERSON span followed by a comma and another PERSON span takes the comma."""
+    starts = {span.start for span in spans if span.entity == PERSON}
+    joined = []
+    for span in spans:
+        comma = _NAME_COMMA.match(text, span.end) if span.entity == PERSON else None
+        if comma is not None and comma.end() in starts:
+            span = Span(span.entity, span.start, comma.end(), span.score, span.detector)
+        joined.append(span)
+    return joined
 
 
 def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
     while start > 0 and _WORD_CHAR.match(text[start - 1]) and _WORD_CHAR.match(text[start]):
         start -= 1
     while end < len(text) and _WORD_CHAR.match(text[end]) and _WORD_CHAR.match(text[end - 1]):
+        end += 1
+    return start, end
+
+
+def _secret_edges(text: str, start: int, end: int) -> tuple[int, int]:
+    unspaced = _UNSPACED.search(text, start, end) is not None
+
+    def ends(char: str, stops: frozenset[str]) -> bool:
+        return char in stops or char.isspace() or (not unspaced and _UNSPACED.match(char))
+
+    while start > 0 and not ends(text[start - 1], _SECRET_START):
+        start -= 1
+    while end < len(text) and not ends(text[end], _SECRET_END):
         end += 1
     return start, end
 
@@ -100,6 +149,8 @@ def _name_edges_of(text: str, start: int, end: int) -> tuple[int, int]:
     match = after.match(text, end)
     if match is not None:
         end = match.end()
+    if text[end:end + 1] == "." and _INITIAL_AT_END.search(text, start, end):
+        end += 1  # 'Clara J.', 'ГУСЕЙНОВ Р. А.'
     window_start = max(0, start - 60)
     back = before.search(text[window_start:start])
     if back is not None:

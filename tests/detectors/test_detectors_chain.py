@@ -20,6 +20,7 @@ from cacheprune.detectors import (
     register_detector,
     scan_pieces,
 )
+from cacheprune.detectors.whole_values import whole_values
 
 
 class SubstringDetector(Detector):
@@ -211,3 +212,16 @@ def test_a_verb_found_as_a_name_is_not_copied_and_nothing_without_whole_values()
     text = "Anna, ask Anna."
     plain = DetectorChain([FirstOnlyDetector(["Anna"])], timeout_s=None, whole_values=False)
     assert [(s.start, s.end) for s in plain.run(text).spans] == [(0, 4)]
+
+
+@pytest.mark.parametrize(("text", "found", "whole"), [
+    ("pw is still Kumo2025! okay?", "Kumo2025", "Kumo2025!"),
+    ("新门禁密码是 #2046*，周五之前都有效", "2046", "#2046*"),
+    ("SMTP_PASS=Jasmine.Rain.0412\n", "Rain", "Jasmine.Rain.0412"),
+    ('"password": "Tulip!2024",', "Tulip", "Tulip!2024"),
+])
+def test_a_secret_is_grown_over_the_characters_it_stands_in(text: str, found: str,
+                                                            whole: str) -> None:
+    start = text.index(found)
+    (span,) = whole_values(text, [Span("SECRET", start, start + len(found), 0.9, "test")])
+    assert text[span.start:span.end] == whole

@@ -26,6 +26,12 @@ def found(detector: ChatSpeakerDetector, text: str) -> list[str]:
      "[10:43] meli: o el alias que es más fácil", ["Gonzalo", "meli"]),
     ("ShadowMonarch_ — Today at 8:41 PM\nneed 2 for ranked\nohnoitsjess — Today at 8:43 PM\n"
      "@ShadowMonarch_ play with us", ["ShadowMonarch_", "ohnoitsjess"]),
+    # display names with emoji, and messages in scripts without spaces
+    ("みお🍙: 〒564-0062 大阪府吹田市垂水町2-31-5\nけんた_k: ありがと！何時ごろ行けばいい？\n"
+     "みお🍙: 10時くらいで\nけんた_k: 了解、また連絡するね", ["けんた_k", "みお🍙"]),
+    # nicknames in scripts without letter case
+    ("राहुल: कल मीटिंग कितने बजे है?\nअमित: दस बजे, ऑफिस में\nराहुल: ठीक है, मैं आ जाऊँगा\n"
+     "अमित: ओके, मिलते हैं", ["अमित", "राहुल"]),
 ])
 def test_the_nicknames_that_start_a_chats_lines_are_usernames(speakers, text, expected) -> None:
     assert found(speakers, text) == expected
@@ -47,6 +53,10 @@ def test_the_nicknames_that_start_a_chats_lines_are_usernames(speakers, text, ex
     # roles, not accounts
     "cliente: salve, ho ordinato il divano\noperatore: Buongiorno! Verifico subito\n"
     "cliente: ok ma quando arriva??\noperatore: La consegna è prevista domani",
+    "एजेंट: नमस्ते, मैं आपकी क्या मदद कर सकता हूँ?\nग्राहक: मेरा ऑर्डर नहीं आया\n"
+    "एजेंट: कृपया ऑर्डर नंबर बताइए\nग्राहक: अभी भेजता हूँ",
+    "손님: 예약 확인 부탁드려요 오늘 저녁\n직원: 네 성함 말씀해 주세요 손님\n"
+    "손님: 내일 다시 올게요 감사합니다\n직원: 네 감사합니다 안녕히 가세요",
     # network services and hosts
     "<ChanServ> Channel #offtopic is registered\n<ChanServ> Please read the rules\n",
     "web-03.stg.example.internal : ok=7 changed=2 failed=0\n"

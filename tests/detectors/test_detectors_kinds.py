@@ -105,6 +105,46 @@ def test_passwords_and_private_key_blocks(text: str, value: str) -> None:
     assert covers(chain_of(rules("secrets.yaml")), text, value)
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("Front door keypad: 2-5-8-0 then the tick button", "2-5-8-0"),
+    ("Der Schlüsseltresor hängt neben der Haustür, Code 0-4-7-2.", "0-4-7-2"),
+    ("la boîte à clés est dans la cour, code 1130.", "1130"),
+    ("el código del portal sigue siendo 2580 seguido de la tecla", "2580"),
+    ("Your bank one-time code is 771204. Do not share it.", "771204"),
+    ("G-482913 is your verification code.", "482913"),
+    ("Ο κωδικός του συναγερμού είναι 7305 και το κλειδί", "7305"),
+    ("Настя: код домофона 2741", "2741"),
+    ("Mã két sắt ở quầy là 0 5 2 8, anh nhớ khoá lại", "0 5 2 8"),
+    ("现在门禁密码是 *4729#，周五之前都有效", "*4729#"),
+])
+def test_door_codes_pins_and_one_time_codes(text: str, value: str) -> None:
+    assert covers(chain_of(rules("secrets.yaml")), text, value)
+
+
+@pytest.mark.parametrize("text", [
+    "HTTP status code 404 returned", "exit code 137 after the OOM kill",
+    "código postal 28013 Madrid", "Use promo code 2024 at checkout", "area code 212",
+    "Our Code of Conduct 2024 edition", "the code was released in 2024",
+    "Código de rastreio: QB 553 281 044 BR", "código de error 5001",
+    "बैंक कभी भी आपका OTP नहीं मांगता। शिकायत 1930 पर करें।",
+])
+def test_numbers_near_public_codes_stay_public(text: str) -> None:
+    assert not any(c.isdigit() for c in "".join(masked_chars(chain_of(rules("secrets.yaml")),
+                                                             text)))
+
+
+@pytest.mark.parametrize(("text", "accounts"), [
+    ("user CONTOSO\\wbanks locked out", ["CONTOSO\\wbanks"]),
+    ('"account": "HOSPLUZ\\\\jmsilva"', ["HOSPLUZ\\\\jmsilva"]),
+    ("runs as NT AUTHORITY\\SYSTEM", []),
+    ("granted to BUILTIN\\Administrators", []),
+    ("key HKLM\\SOFTWARE\\Microsoft", []),
+    ("log folder CORP\\svc-backup\\logs", []),
+])
+def test_windows_domain_accounts(text: str, accounts: list[str]) -> None:
+    assert masked_chars(chain_of(rules("fields.yaml")), text) == accounts
+
+
 def test_shannon_entropy_against_its_definition() -> None:
     assert shannon_entropy("aaaa") == 0.0
     assert shannon_entropy("abcd") == 2.0
@@ -180,13 +220,18 @@ def test_numbers_near_capitalized_words_are_no_address(text: str) -> None:
     ("Born 12 Aug 1975.", "12 Aug 1975"),
     ("Geburtsdatum: 04.11.1962", "04.11.1962"),
     ("Né le 3 mars 1971 à Lyon.", "3 mars 1971"),
+    ("私の誕生日覚えてる？\n平成8年4月17日でしょ", "平成8年4月17日"),
+    ("내 생일 96년 11월 28일인거 까먹지마라", "96년 11월 28일"),
+    ("sinh nhật em 14 tháng 3 đúng ko", "14 tháng 3"),
 ])
 def test_dates_of_birth_with_two_and_four_digit_years(text: str, value: str) -> None:
     assert covers(chain_of(rules("default.yaml")), text, value)
 
 
-def test_two_digit_year_dates_need_a_birth_word() -> None:
-    assert masked_chars(chain_of(rules("default.yaml")), "Ratios of 3/4/85 were seen.") == []
+@pytest.mark.parametrize("text", ["Ratios of 3/4/85 were seen.", "令和6年4月1日施行の規則",
+                                  "Hà Nội, ngày 14 tháng 3 năm 2025", "회의는 26년 3월 4일"])
+def test_two_digit_year_and_era_dates_need_a_birth_word(text: str) -> None:
+    assert masked_chars(chain_of(rules("default.yaml")), text) == []
 
 
 @pytest.mark.parametrize("pattern", [r"(b|bb)+c", r"(?:x|xx)+y", r"(a|a)+b", r"(?:1|11|111)+2",

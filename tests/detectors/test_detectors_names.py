@@ -104,6 +104,10 @@ def test_names_that_are_also_months_or_weekdays_stay_names(names, text: str,
     ("then Maria de la Cruz left", "Cruz", "Maria de la Cruz"),
     ("to Dana Reyes-Ortiz, thanks", "Dana", "Dana Reyes-Ortiz"),
     ("by Garcí", "Garc", "Garcí"),  # any span is grown to the word it cuts
+    ("Signed: M. Okonkwo, HR", "Okonkwo", "M. Okonkwo"),  # initials and their periods
+    ("Naam: J.M. de Groot-Bakker\n", "Groot-Bakker", "J.M. de Groot-Bakker"),
+    ("Applicant ГУСЕЙНОВ Р. А. submitted", "ГУСЕЙНОВ", "ГУСЕЙНОВ Р. А."),
+    ("with Clara J. at noon", "Clara", "Clara J."),
 ])
 def test_the_chain_grows_partial_names_to_the_whole_name(text: str, part: str, whole: str) -> None:
     spans = DetectorChain([FindsOnly(part)], timeout_s=None).run(text).spans
@@ -112,6 +116,14 @@ def test_the_chain_grows_partial_names_to_the_whole_name(text: str, part: str, w
     unchanged = DetectorChain([FindsOnly(part)], timeout_s=None, whole_values=False)
     at = text.index(part)
     assert [(s.start, s.end) for s in unchanged.run(text).spans] == [(at, at + len(part))]
+
+
+def test_a_surname_takes_the_comma_before_the_given_name_found_apart() -> None:
+    text = "From: NOVÁKOVÁ, Jana <jana@example.org>"
+    given = FindsOnly("Jana")
+    given.name = "finds-given-name"
+    chain = DetectorChain([FindsOnly("NOVÁKOVÁ"), given], timeout_s=None)
+    assert sorted(text[s.start:s.end] for s in chain.run(text).spans) == ["Jana", "NOVÁKOVÁ, "]
 
 
 @pytest.mark.parametrize(("phrase", "plausible"), [
