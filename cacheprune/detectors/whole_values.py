@@ -3,9 +3,9 @@
 - Every span is grown to the edges of the words it cuts ('Garc' in 'García' -> 'García').
 - A PERSON span (from any detector: spaCy often finds only 'José' in 'José García') is grown
   over the capitalized words, particles, hyphens and apostrophes next to it, on its line.
-- A PERSON span also takes initials with their periods ('M. Okonkwo', 'Clara J.', 'Р. А.'),
-  surname particles before it ('de Groot-Bakker'), and the comma between a surname and the
-  given name another span found ('NOVÁKOVÁ, Jana').
+- A PERSON span also takes initials with their periods ('M. Okonkwo', 'Clara J.', 'Р. А.',
+  'J.M. de Groot-Bakker'), and the comma between a surname and the given name another span
+  found ('NOVÁKOVÁ, Jana').
 - A PERSON span also takes the titles right before it with their periods ('Dr. Sig. Ada
   Rossi', 'pani Anna Nowak'), and degrees right after it ('Erhard Geisler B.Eng.', 'Ana
   Ruiz, PhD'): a title left public would tell a prober where a name starts and, written as
@@ -79,12 +79,10 @@ def _name_edges() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern
     word = rf"(?:{_INITIALS}|{_NAME_WORD})"
     step = rf"(?:[ \t](?:(?i:{particles})[ \t])*{word}|[\-'’]{_NAME_WORD})"
     after = regex.compile(rf"(?:{step}){{1,{_MAX_WORDS}}}")
-    # Backwards: capitalized words and initials (with particles between), and particles before
-    # them, ending where the span starts.
+    # Backwards: capitalized words and initials (with particles between), ending where the
+    # span starts.
     before = regex.compile(
-        rf"(?:(?<![\p{{L}}\p{{M}}'’])(?i:{particles})[ \t])*"
-        rf"(?:{word}(?:[ \t](?:(?i:{particles})[ \t])*|[\-'’]))"
-        rf"{{0,{_MAX_WORDS}}}$"
+        rf"(?:{word}(?:[ \t](?:(?i:{particles})[ \t])*|[\-'’])){{1,{_MAX_WORDS}}}\Z"
     )
     return after, before, leading_cue
 

@@ -68,6 +68,13 @@ def covers(detector, text: str, value: str) -> bool:
     ("pay via UPI to meera.k21@oksbi please", "meera.k21@oksbi"),
     ('10.1.4.22 - d.okonkwo [02/Feb/2025:08:14:03 +0000] "POST /login HTTP/1.1" 302 0',
      "d.okonkwo"),
+    ("Employee ID: E-20417.", "E-20417"),
+    ('{"customer_id":"CUS-448120","amount":1499}', "CUS-448120"),
+    ("Serial: PF3KX92T\nIssue: backlight", "PF3KX92T"),
+    ("Booking ref X8KLQ2. Check in online.", "X8KLQ2"),
+    ("Matrikelnummer 304215/2023 bitte angeben", "304215/2023"),
+    ("学籍番号：2023A0417", "2023A0417"),
+    ("IMEI 35-209900-176148-1 reported stolen", "35-209900-176148-1"),
 ])
 def test_labelled_fields_and_their_shapes(text: str, value: str) -> None:
     assert covers(rules("fields.yaml"), text, value)
@@ -81,6 +88,8 @@ def test_labelled_fields_and_their_shapes(text: str, value: str) -> None:
     "Results on Reddit BIBREF12 and Twitter BIBREF3; see @inproceedings{smith2020}.",
     "We mark it @resume in the lexicon; Precision@10 and Hits@K are reported.",
     '10.1.4.22 - - [02/Feb/2025:08:14:03 +0000] "GET /health HTTP/1.1" 200 2',
+    "Order number 48213 shipped; Ticket #48213 closed; membership lapsed in 2019.",
+    "Student ID: XXXX-XXXX (your card shows it under the photo)",
 ])
 def test_labelled_fields_leave_prose_alone(text: str) -> None:
     assert masked(rules("fields.yaml"), text) == []
@@ -93,6 +102,8 @@ def test_table_cells_under_private_columns() -> None:
         ["Berit Ødegård", "berit@example.no", "Tomasz Zieliński", "tz@example.pl"])
     markdown = "| Owner | MAC |\n|---|---|\n| jdoe | 00:11:22:33:44:55 |"
     assert masked(TableColumnDetector(), markdown) == ["00:11:22:33:44:55", "jdoe"]
+    staff = "checkin_time,member_no,name,club\n2024-11-04 06:02,FIT-400182,Obinna Chukwu,Soho"
+    assert masked(TableColumnDetector(), staff) == ["FIT-400182", "Obinna Chukwu"]
 
 
 @pytest.mark.parametrize("text", [

@@ -127,6 +127,9 @@ def test_door_codes_pins_and_one_time_codes(text: str, value: str) -> None:
     "Our Code of Conduct 2024 edition", "the code was released in 2024",
     "Código de rastreio: QB 553 281 044 BR", "código de error 5001",
     "बैंक कभी भी आपका OTP नहीं मांगता। शिकायत 1930 पर करें।",
+    "[WARN] 店舗コード 0187 の売上データが未着",
+    "ERROR facturador - No se pudo obtener CAE: código 10016 rechazado",
+    "Codice esito: 00404 — File duplicato",
 ])
 def test_numbers_near_public_codes_stay_public(text: str) -> None:
     assert not any(c.isdigit() for c in "".join(masked_chars(chain_of(rules("secrets.yaml")),
@@ -229,7 +232,8 @@ def test_dates_of_birth_with_two_and_four_digit_years(text: str, value: str) -> 
 
 
 @pytest.mark.parametrize("text", ["Ratios of 3/4/85 were seen.", "令和6年4月1日施行の規則",
-                                  "Hà Nội, ngày 14 tháng 3 năm 2025", "회의는 26년 3월 4일"])
+                                  "Hà Nội, ngày 14 tháng 3 năm 2025", "회의는 26년 3월 4일",
+                                  "発生日時：2025年3月8日 14:05〜14:47"])
 def test_two_digit_year_and_era_dates_need_a_birth_word(text: str) -> None:
     assert masked_chars(chain_of(rules("default.yaml")), text) == []
 

@@ -108,6 +108,7 @@ def test_names_that_are_also_months_or_weekdays_stay_names(names, text: str,
     ("Naam: J.M. de Groot-Bakker\n", "Groot-Bakker", "J.M. de Groot-Bakker"),
     ("Applicant ГУСЕЙНОВ Р. А. submitted", "ГУСЕЙНОВ", "ГУСЕЙНОВ Р. А."),
     ("with Clara J. at noon", "Clara", "Clara J."),
+    ("Liebe Grüße\nTheo Trung", "Trung", "Theo Trung"),  # not the line break before it
 ])
 def test_the_chain_grows_partial_names_to_the_whole_name(text: str, part: str, whole: str) -> None:
     spans = DetectorChain([FindsOnly(part)], timeout_s=None).run(text).spans
