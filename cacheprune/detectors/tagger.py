@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+import regex
 import torch
 
 from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError, Span
@@ -24,6 +25,12 @@ SHIPPED_TAGGER_DIR = Path(__file__).parent / "model" / "pii_tagger"
 WINDOW = 256
 CONTEXT = 64
 _LOAD_LOCK = threading.Lock()
+# A count of time or bytes after its key ('mint=1736344800000', '"ts": 1700000000123'): the
+# rules' epoch-counter pattern (rules/default.yaml, 'account_number') leaves the same keys out.
+_COUNTER_KEY = regex.compile(
+    r"(?i:(?<![a-z])(?:ts|time|timestamp|mint|maxt|epoch|start|end|since|until|created|updated"
+    r"|modified|expires|exp|iat|nbf|duration|elapsed|size|bytes|offset|seq|count|total|length"
+    r"|len|nanos|millis)(?:_ms|_ns|_us|_s|_at|_time|_sec)?[\"']?\s*[=:]\s*[\"']?)\Z")
 
 
 @lru_cache(maxsize=2)
@@ -101,6 +108,14 @@ def _public_identifier(text: str, start: int, end: int) -> bool:
     checksum file's line)."""
     start, end = identifier_around(text, start, end)
     return end - start >= 16 and not text[start:end].isdigit() and is_public_id(text, start, end)
+
+
+def _counter_after_its_key(text: str, start: int, end: int) -> bool:
+    """Nine digits or more right after a time, size or sequence key ('mint=1736344800000'),
+    the span being any part of them."""
+    start, end = identifier_around(text, start, end)
+    return (end - start >= 9 and text[start:end].isdigit()
+            and _COUNTER_KEY.search(text[max(0, start - 24):start]) is not None)
 
 
 def identifier_around(text: str, start: int, end: int) -> tuple[int, int]:
@@ -206,7 +221,8 @@ class TaggerDetector(Detector):
             # NOTE: UUIDs, ULIDs and named digests stay public, as in the `secrets` detector:
             # the model reads some of them as ids (`ulid=01JH2Q...` as a PERSONAL_ID).
             if (label in self.entities and not only_markup(text, start, end, markup)
-                    and not _public_identifier(text, start, end)):
+                    and not _public_identifier(text, start, end)
+                    and not _counter_after_its_key(text, start, end)):
                 spans.append(Span(CHAIN_ENTITY.get(label, label), start, end, self.score,
                                   self.name))
         return spans
