@@ -25,6 +25,7 @@ from cacheprune.detectors.base import Detector, Span
 from cacheprune.detectors.name_gazetteer import COMMON_RANK
 from cacheprune.detectors.name_tokens import WordReader
 from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, load_name_words
+from cacheprune.detectors.repeated_values import SPACELESS_LETTER
 
 ENTITY = "USERNAME"
 _STAMP = (r"(?:[\[(]?(?:\d{1,4}[./-]\d{1,2}[./-]\d{1,4},?[ \t]*)?\d{1,2}[:.]\d{2}(?::\d{2})?"
@@ -46,10 +47,6 @@ _HEADER = regex.compile(
     r"(?:\d{1,4}[^\n\d]{1,8})?\d{1,2}[:.]\d{2}(?:[ \t]?[AaPp]\.?[Mm]\.?)?[ \t]*$\n[ \t]*\S)"
 )
 _MIN_LINES = 2
-# Scripts written without spaces between words: a message of four such letters is no one-word
-# reply, and a nickname in a script without letter case ('राहुल', '小鱼不吃香菜') is read like a
-# lower-case one.
-_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 # Bots and network services are no one's account ('ChanServ', 'gitbot', 'dependabot').
 _SERVICE = regex.compile(r"(?i:(?:bot|serv|\[bot\])$)")
 
@@ -113,6 +110,7 @@ class ChatSpeakerDetector(Detector):
             return False  # 'ChanServ', 'gitbot', 'web-03.stg.example.internal'
         word = self._reader.word(nick, 0, len(nick))
         popular_given = word.first is not None and word.first <= COMMON_RANK
+        # A nickname in a script without letter case ('राहुल') reads like a lower-case one.
         uncased = not any(ch.isupper() or ch.islower() for ch in nick)
         if nick[0].islower() or uncased or any(ch.isdigit() or ch in "_." for ch in nick):
             return popular_given or not word.ordinary  # 'meli', 'amber_k'; not 'note'
@@ -120,7 +118,8 @@ class ChatSpeakerDetector(Detector):
 
 
 def _several_words(message: str) -> bool:
-    return len(message.split()) >= 2 or len(_UNSPACED.findall(message)) >= 4
+    """Two words, or four letters of a script written without spaces (no one-word reply)."""
+    return len(message.split()) >= 2 or len(SPACELESS_LETTER.findall(message)) >= 4
 
 
 def _a_conversation(nicks: list[str]) -> bool:

@@ -18,7 +18,9 @@ from cacheprune.detectors.name_words import ordinary_words
 MIN_CHARS = 3
 _WORD_EDGE = regex.compile(r"[\w\p{M}]")
 _LETTER_OR_DIGIT = regex.compile(r"[\p{L}\p{N}]")
-_SPACELESS = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
+# A letter of a script written without spaces between words (Chinese, Japanese, Thai...).
+SPACELESS_LETTER = regex.compile(
+    r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 
 
 def repeated_values(text: str, spans: list[Span]) -> list[Span]:
@@ -54,7 +56,7 @@ def _whole_word(text: str, start: int, end: int, value: str) -> bool:
     own edge is one. Scripts written without spaces ('ゆうこ', 'สมชาย') have no such edges."""
     def joined(edge: str, neighbour: str) -> bool:
         return bool(_WORD_EDGE.match(edge) and _WORD_EDGE.match(neighbour)
-                    and not _SPACELESS.match(edge))
+                    and not SPACELESS_LETTER.match(edge))
 
     return not ((start > 0 and joined(value[0], text[start - 1]))
                 or (end < len(text) and joined(value[-1], text[end])))

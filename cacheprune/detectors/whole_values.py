@@ -26,13 +26,13 @@ import regex
 
 from cacheprune.detectors.base import Span
 from cacheprune.detectors.name_words import load_name_words
+from cacheprune.detectors.repeated_values import SPACELESS_LETTER
 
 PERSON = "PERSON"
 SECRET = "SECRET"
 # What ends a secret's run of characters: after it, and (with '=' and ':') before it.
 _SECRET_END = frozenset(" \t\n\r\"'`“”‘’«»„()[]{}<>,;、，；")
 _SECRET_START = _SECRET_END | frozenset("=:：")
-_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 # How many words a PERSON span may grow by on each side.
 _MAX_WORDS = 4
 _WORD_CHAR = regex.compile(r"[\w\p{M}]")
@@ -121,10 +121,10 @@ def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _secret_edges(text: str, start: int, end: int) -> tuple[int, int]:
-    unspaced = _UNSPACED.search(text, start, end) is not None
+    unspaced = SPACELESS_LETTER.search(text, start, end) is not None
 
     def ends(char: str, stops: frozenset[str]) -> bool:
-        return char in stops or char.isspace() or (not unspaced and _UNSPACED.match(char))
+        return char in stops or char.isspace() or (not unspaced and SPACELESS_LETTER.match(char))
 
     while start > 0 and not ends(text[start - 1], _SECRET_START):
         start -= 1
