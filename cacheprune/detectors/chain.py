@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -33,10 +34,11 @@ class DetectionResult:
 
 @dataclass(slots=True)
 class _Progress:
-    """What the worker thread has done so far; read by the caller after join()."""
+    """What the detectors have done so far; read by the caller after the worker's join()."""
 
     current: str | None = None
-    spans: list[Span] = field(default_factory=list)
+    found_per_piece: list[list[Span]] = field(default_factory=list)  # before growth
+    spans: list[Span] = field(default_factory=list)  # grown, in the whole text's offsets
     failure: str | None = None
     error: BaseException | None = None
     done: bool = False
@@ -72,6 +74,9 @@ class DetectorChain:
     Called once per request, before any pool lookup. A detector that raises, returns a bad span
     or overruns `timeout_s` (all detectors together) fails the request closed: the result says
     why, and callers mask every token. `timeout_s=None` runs inline with no time budget.
+    Under a budget, the detectors marked `runs_in_calling_thread` (a model's forward pass) run
+    first in the caller's thread, their time counted in the budget, and the others in a worker
+    thread that the caller stops waiting for when the budget is spent.
 
     With `normalize`, detectors see each piece NFKC-normalized, without zero-width characters
     and with look-alike letters folded; their spans are mapped back to the original text. With
@@ -113,19 +118,12 @@ class DetectorChain:
 
     def run(self, text: str, public_ranges: Iterable[CharRange] = ()) -> DetectionResult:
         pieces = scan_pieces(len(text), public_ranges)
-        progress = _Progress()
-        if self.timeout_s is None:
-            self._scan(text, pieces, progress)
-        else:
-            # NOTE: a Python thread cannot be killed; a hung detector keeps its daemon thread,
-            # but its late output goes to this call's own _Progress and is never read.
-            worker = threading.Thread(
-                target=self._scan, args=(text, pieces, progress), daemon=True,
-                name="cacheprune-detect",
-            )
-            worker.start()
-            worker.join(self.timeout_s)
-            if worker.is_alive():
+        progress = _Progress(found_per_piece=[[] for _ in pieces])
+        views = self._views(text, pieces, progress)
+        if views is not None:
+            if self.timeout_s is None:
+                self._detect_then_grow(pieces, views, self.detectors, progress)
+            elif not self._within_budget(pieces, views, progress):
                 return DetectionResult(
                     [], True,
                     f"detector '{progress.current}' did not finish within the chain's "
@@ -139,22 +137,53 @@ class DetectorChain:
         spans.sort(key=lambda s: (s.start, s.end, s.entity, s.detector))
         return DetectionResult(spans)
 
+    def _within_budget(self, pieces: list[CharRange], views: list[NormalizedText],
+                       progress: _Progress) -> bool:
+        """Detect and grow under the time budget; False when it ran out first."""
+        assert self.timeout_s is not None
+        started = time.monotonic()
+        self._detect(views, [d for d in self.detectors if d.runs_in_calling_thread], progress)
+        budget_left = self.timeout_s - (time.monotonic() - started)
+        if budget_left <= 0:
+            return False
+        # NOTE: a Python thread cannot be killed; a hung detector keeps its daemon thread, but
+        # its late output goes to this call's own _Progress and is never read.
+        worker = threading.Thread(
+            target=self._detect_then_grow, daemon=True, name="cacheprune-detect",
+            args=(pieces, views, [d for d in self.detectors if not d.runs_in_calling_thread],
+                  progress),
+        )
+        worker.start()
+        worker.join(budget_left)
+        return not worker.is_alive()
+
     def _is_kept(self, text: str, span: Span) -> bool:
         if not self.thresholds.passes(span.entity, span.score):
             return False
         return " ".join(text[span.start:span.end].split()).casefold() not in self.allow_list
 
-    def _scan(self, text: str, pieces: list[CharRange], progress: _Progress) -> None:
+    def _views(self, text: str, pieces: list[CharRange], progress: _Progress
+               ) -> list[NormalizedText] | None:
         try:
-            views = [self._view(text[start:end]) for start, end in pieces]
+            return [self._view(text[start:end]) for start, end in pieces]
         except Exception as exc:  # noqa: BLE001 - any fault must fail the request closed
             progress.failure = f"normalizing the text raised {type(exc).__name__}"
             progress.error = exc
-            return
-        found_per_piece: list[list[Span]] = [[] for _ in pieces]
-        for detector in self.detectors:
+            return None
+
+    def _detect_then_grow(self, pieces: list[CharRange], views: list[NormalizedText],
+                          detectors: list[Detector], progress: _Progress) -> None:
+        self._detect(views, detectors, progress)
+        self._grow(pieces, views, progress)
+
+    def _detect(self, views: list[NormalizedText], detectors: list[Detector],
+                progress: _Progress) -> None:
+        """Each detector over each piece; their spans are added to the piece's."""
+        for detector in detectors:
+            if progress.failure is not None:
+                return
             progress.current = detector.name
-            for view, found_here in zip(views, found_per_piece, strict=True):
+            for view, found_here in zip(views, progress.found_per_piece, strict=True):
                 try:
                     found = detector.detect(view.text)
                 except Exception as exc:  # noqa: BLE001 - any fault must fail the request closed
@@ -168,7 +197,14 @@ class DetectorChain:
                         )
                         return
                 found_here.extend(found)
-        for (start, _), view, found_here in zip(pieces, views, found_per_piece, strict=True):
+
+    def _grow(self, pieces: list[CharRange], views: list[NormalizedText],
+              progress: _Progress) -> None:
+        """Grow each piece's spans to whole values, then map them back to the whole text."""
+        if progress.failure is not None:
+            return
+        for (start, _), view, found_here in zip(pieces, views, progress.found_per_piece,
+                                                strict=True):
             try:
                 if self.organisation_contacts:
                     found_here = drop_organisation_contacts(view.text, found_here)

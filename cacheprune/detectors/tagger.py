@@ -180,6 +180,7 @@ class TaggerDetector(Detector):
     """
 
     path_options: ClassVar[tuple[str, ...]] = ("model_dir",)
+    runs_in_calling_thread: ClassVar[bool] = True
 
     def __init__(self, model_dir: str | None = None, entities: list[str] | None = None,
                  score: float = 0.85, min_probability: float = 0.5,

@@ -1,9 +1,9 @@
-"""The worker's background threads (the publisher, the loader): how one starts.
+"""The connector's background threads (the publisher, the loader, the detection): how one starts.
 
 Each has its own torch intra-op thread count (under OpenMP the count is per thread), takes
-vLLM's layers in turns with the engine's steps (`model_turns`), and may run on any core of the
-process: vLLM-CPU binds its worker thread to its cores, and the one it reserves for its front
-end is idle most of the time.
+vLLM's layers in turns with the engine's steps where it calls them (`model_turns`), and may run
+on any core of the process: vLLM-CPU binds its worker thread to its cores, and the one it
+reserves for its front end is idle most of the time.
 """
 
 from __future__ import annotations

@@ -129,6 +129,55 @@ def test_a_hanging_detector_fails_closed_within_the_budget() -> None:
     assert np.array_equal(result.mask, [True, True])
 
 
+class ThreadRecordingDetector(SubstringDetector):
+    """Records the thread each call ran in; `runs_in_calling_thread` as a model's detector."""
+
+    runs_in_calling_thread = True
+
+    def __init__(self, words: list[str], delay_s: float = 0.0) -> None:
+        super().__init__(words, name="in-caller")
+        self.delay_s = delay_s
+        self.threads: list[int] = []
+
+    def detect(self, text: str) -> list[Span]:
+        self.threads.append(threading.get_ident())
+        threading.Event().wait(self.delay_s)
+        return super().detect(text)
+
+
+def test_a_model_detector_runs_in_the_callers_thread_and_the_rules_in_the_worker() -> None:
+    in_caller = ThreadRecordingDetector(["alpha"])
+    worker_threads: list[int] = []
+
+    class Recording(SubstringDetector):
+        def detect(self, text: str) -> list[Span]:
+            worker_threads.append(threading.get_ident())
+            return super().detect(text)
+
+    chain = DetectorChain([Recording(["beta"]), in_caller], timeout_s=5.0)
+    result = chain.run(TEXT, public_ranges=[(5, 6)])  # two pieces
+    assert not result.failed_closed
+    assert in_caller.threads == [threading.get_ident()] * 2
+    assert len(worker_threads) == 2 and threading.get_ident() not in worker_threads
+    assert {(s.detector, TEXT[s.start:s.end]) for s in result.spans} >= {
+        ("in-caller", "alpha"), ("substring", "beta")}
+    inline = DetectorChain([Recording(["beta"]), in_caller], timeout_s=None).run(
+        TEXT, public_ranges=[(5, 6)])
+    assert inline.spans == result.spans
+
+
+def test_a_model_detector_counts_in_the_budget() -> None:
+    slow = ThreadRecordingDetector(["alpha"], delay_s=0.3)
+    chain = DetectorChain([SubstringDetector(["beta"]), slow], timeout_s=0.1)
+    result = chain.run(TEXT)
+    assert result.failed_closed and result.spans == []
+    assert result.reason == ("detector 'in-caller' did not finish within the chain's time "
+                             "budget of 0.1 s")
+    raising = DetectorChain([SubstringDetector(["beta"]), ThreadRecordingDetector(["alpha"]),
+                             RaisingDetector()], timeout_s=5.0).run(TEXT)
+    assert raising.failed_closed and raising.reason == "detector 'raising' raised RuntimeError"
+
+
 def test_a_catastrophic_regex_times_out_at_run_time_and_fails_closed() -> None:
     # Passes the load-time probes (runs of its literals never follow one 'Q') but explodes here.
     pattern = r"Q(?:x|xx)+y"
