@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
-from cacheprune.detectors.name_gazetteer import MAX_RANK, load_gazetteer
+from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, load_gazetteer
 from cacheprune.detectors.name_streets import StreetWords
 from cacheprune.detectors.name_tokens import NAME_NOUN_RANK, WORD, WordReader
 from cacheprune.detectors.name_words import (
@@ -166,7 +166,10 @@ class PlausibleName:
         self._reader = WordReader(words, vocabulary_model)
         self._streets = StreetWords(self._reader)
 
-    def __call__(self, phrase: str) -> bool:
+    def __call__(self, phrase: str, require_known: bool = True) -> bool:
+        """`require_known=False` where the context already says "a person" (a list of
+        attendees): a name the gazetteer lacks ('Oyelowo') passes the other checks alone, and
+        ordinary words led by a common given name ('Dawn Fisher') are a name."""
         if _NOT_A_NAME.search(phrase):
             return False
         words = WORD.findall(phrase)
@@ -179,11 +182,15 @@ class PlausibleName:
         if any(w.casefold() in self._organisations for w in words):  # 'La Administración ...'
             return False
         read = self._reader.words(phrase)
-        if not any(w.known for w in read):  # 'Onderwerp', 'Описание', 'Lundi de Pâques'
+        if require_known and not any(w.known for w in read):  # 'Onderwerp', 'Lundi de Pâques'
             return False
         if self._streets.names_street(phrase, read):  # 'Rue Victor Hugo'
             return False
-        return not all(self._is_ordinary(w) for w in words)
+        if not all(self._is_ordinary(w) for w in words):
+            return True
+        # Where the context says "person": 'Dawn Fisher', 'Will Baker' (a given name first).
+        return (not require_known and len(read) > 1 and read[0].first is not None
+                and read[0].first <= COMMON_RANK)
 
     def _is_ordinary(self, word: str) -> bool:
         """A verb, adjective, adverb or stop word ('Mark', 'Will'), or a noun that is not a

@@ -20,6 +20,7 @@ _BUILTINS: dict[str, str] = {
     "learned": "cacheprune.detectors.learned:LearnedDetector",
     "tagger": "cacheprune.detectors.tagger:TaggerDetector",
     "chat_speakers": "cacheprune.detectors.chat_speakers:ChatSpeakerDetector",
+    "name_lists": "cacheprune.detectors.name_lists:NameListDetector",
 }
 # What to install when a built-in's import fails on a missing module (top-level module name).
 _INSTALL_HINTS: dict[str, str] = {

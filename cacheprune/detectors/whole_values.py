@@ -15,6 +15,16 @@
   characters, and a detector that reads 'Kumo2025' in 'Kumo2025!' or '2046' in '#2046*'
   must not leave the symbols around it shared. In scripts written without spaces (Chinese,
   Japanese, Thai) the run also ends where such a letter starts, unless the span holds one.
+- A LICENSE_PLATE span takes the groups of its plate next to it, joined by one space, hyphen or
+  dot ('GD' of 'GD 7K412', '-123.45' of '51F-123.45'): a group is digits, capitals, or letters
+  of a script without case, up to 5 characters; a lower-case word ends the plate.
+- A USERNAME span takes the emoji and symbols that end the name it cuts ('☆' of 'Yui☆', '🦋' of
+  'Rafa 🦋'), as chat apps show display names.
+- Any span that opens a bracket takes the bracket that closes it, when it follows within a few
+  characters on the line ('(우 13558' -> '(우 13558)').
+- A date of birth (DATE_OF_BIRTH, DATE) takes the digit groups next to it joined by '.', '/',
+  '-' or '. ' ('98' of '12.03.98'), the last dot of '1990. 08. 19.', a Hijri 'هـ' after it, and a
+  Japanese or Taiwanese era name before it ('平成' of '平成7年2月28日').
 """
 
 from __future__ import annotations
@@ -30,6 +40,23 @@ from cacheprune.detectors.repeated_values import SPACELESS_LETTER
 
 PERSON = "PERSON"
 SECRET = "SECRET"
+LICENSE_PLATE = "LICENSE_PLATE"
+DATES_OF_BIRTH = frozenset({"DATE_OF_BIRTH", "DATE"})
+# One group of a plate on each side, after or before its joining character; a Chinese plate's
+# province ('粤 AD71829' once normalized) only before.
+_PLATE_GROUP = r"(?:\p{N}{1,5}|[\p{Lu}\p{N}]{1,5}|[\p{Hangul}\p{Thai}\p{Arabic}]{1,3})"
+_PLATE_AFTER = regex.compile(rf"[ \-.·]{_PLATE_GROUP}(?![\p{{L}}\p{{N}}])")
+_PLATE_BEFORE = regex.compile(
+    rf"(?<![\p{{L}}\p{{N}}])(?:{_PLATE_GROUP}|\p{{Han}})[ \-.·]$")
+_MAX_PLATE_CHARS = 12
+USERNAME = "USERNAME"
+_SYMBOL_TAIL = regex.compile(r"[ \t]?[\p{So}\u200d\ufe0f]+")
+_CLOSING = {"(": ")", "（": "）", "[": "]", "<": ">"}
+_DATE_AFTER = regex.compile(r"(?:(?:[./\-]|\.[ \t])\p{N}{1,4}(?!\p{N}))+")
+_DATE_BEFORE = regex.compile(r"(?<!\p{N})(?:\p{N}{1,4}(?:[./\-]|\.[ \t]))+$")
+_DATE_GROUPS = regex.compile(r"\p{N}+")
+_DATE_SUFFIX = regex.compile(r"\.(?![\p{L}\p{N}])|[ \t]?هـ")
+_ERA = regex.compile(r"(?:平成|昭和|令和|大正|明治|民國|民国)[ \t]?$")
 # What ends a secret's run of characters: after it, and (with '=' and ':') before it.
 _SECRET_END = frozenset(" \t\n\r\"'`“”‘’«»„()[]{}<>,;、，；")
 _SECRET_START = _SECRET_END | frozenset("=:：")
@@ -95,6 +122,13 @@ def whole_values(text: str, spans: Iterable[Span]) -> list[Span]:
             start, end = _name_edges_of(text, start, end)
         elif span.entity == SECRET:
             start, end = _secret_edges(text, start, end)
+        elif span.entity == LICENSE_PLATE:
+            start, end = _plate_edges(text, start, end)
+        elif span.entity in DATES_OF_BIRTH:
+            start, end = _date_edges(text, start, end)
+        elif span.entity == USERNAME and (tail := _SYMBOL_TAIL.match(text, end)):
+            end = tail.end()
+        end = _with_closing_bracket(text, start, end)
         grown.append(span if (start, end) == (span.start, span.end) else
                      Span(span.entity, start, end, span.score, span.detector))
     return _with_name_commas(text, grown)
@@ -131,6 +165,62 @@ def _secret_edges(text: str, start: int, end: int) -> tuple[int, int]:
     while end < len(text) and not ends(text[end], _SECRET_END):
         end += 1
     return start, end
+
+
+def _plate_edges(text: str, start: int, end: int) -> tuple[int, int]:
+    def size(a: int, b: int) -> int:
+        return sum(not c.isspace() for c in text[a:b])
+
+    while (after := _PLATE_AFTER.match(text, _without_trailing(text, start, end, " -.·"))) \
+            and after.end() > end and size(start, after.end()) <= _MAX_PLATE_CHARS:
+        end = after.end()
+    while (before := _PLATE_BEFORE.search(text, max(0, start - 7), start)) and \
+            size(before.start(), end) <= _MAX_PLATE_CHARS:
+        start = before.start()
+    return start, end
+
+
+def _date_edges(text: str, start: int, end: int) -> tuple[int, int]:
+    grown_start, grown_end = _date_digits(text, start, end)
+    if len(_DATE_GROUPS.findall(text, grown_start, grown_end)) > 3:
+        return start, end  # no date: '172.18.0.0/16' around a '0'
+    start, end = grown_start, grown_end
+    spaced_dots = ". " in text[start:end]
+    if end > start and text[end - 1].isdigit() and (suffix := _DATE_SUFFIX.match(text, end)) \
+            and (spaced_dots or suffix.group() != "."):
+        end = suffix.end()
+    if (era := _ERA.search(text, max(0, start - 3), start)) is not None:
+        start = era.start()
+    return start, end
+
+
+def _date_digits(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span grown over the digit groups of its date on both sides."""
+    digits_end = _without_trailing(text, start, end, " ./-")
+    if text[digits_end - 1].isdigit() and (after := _DATE_AFTER.match(text, digits_end)) \
+            and after.end() > end:
+        end = after.end()
+    if start < end and text[start].isdigit() and \
+            (before := _DATE_BEFORE.search(text, max(0, start - 15), start)):
+        start = before.start()
+    return start, end
+
+
+def _with_closing_bracket(text: str, start: int, end: int) -> int:
+    for opening, closing in _CLOSING.items():
+        if text.count(opening, start, end) > text.count(closing, start, end):
+            at = text.find(closing, end, end + 4)
+            if at != -1 and "\n" not in text[end:at]:
+                return at + 1
+    return end
+
+
+def _without_trailing(text: str, start: int, end: int, joiners: str) -> int:
+    """The end before the joining characters a span ends with (the '-' of 'KTX-' in
+    'KTX-418'), where the next group is looked for."""
+    while end - 1 > start and text[end - 1] in joiners:
+        end -= 1
+    return end
 
 
 def _name_edges_of(text: str, start: int, end: int) -> tuple[int, int]:

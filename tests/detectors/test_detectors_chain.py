@@ -274,3 +274,38 @@ def test_a_secret_is_grown_over_the_characters_it_stands_in(text: str, found: st
     start = text.index(found)
     (span,) = whole_values(text, [Span("SECRET", start, start + len(found), 0.9, "test")])
     assert text[span.start:span.end] == whole
+
+
+@pytest.mark.parametrize(("entity", "text", "found", "whole"), [
+    # plates: the groups of the plate beside the part found, never a lower-case word
+    ("LICENSE_PLATE", "dla samochodu o nr rej. GD 7K412 (Skoda Fabia)", "7K412", "GD 7K412"),
+    ("LICENSE_PLATE", "phương tiện mang biển số 51F-123.45 vi phạm", "51F", "51F-123.45"),
+    ("LICENSE_PLATE", "Rekisterinumero: KTX-418\n", "KTX-", "KTX-418"),
+    ("LICENSE_PLATE", "Motor saya B 4127 UKT, parkir di depan", "B 4127", "B 4127 UKT"),
+    ("LICENSE_PLATE", "the van AB 123 CD in the yard", "123", "AB 123 CD"),
+    # dates of birth: digit groups, the last dot of a Korean or Hungarian date, eras, Hijri
+    ("DATE_OF_BIRTH", "дату рождения как писать, 12.03.98 или", "12.03.", "12.03.98"),
+    ("DATE_OF_BIRTH", "Születési dátum: 1990. 08. 19.\n", "1990. 08. 19", "1990. 08. 19."),
+    ("DATE_OF_BIRTH", "born 12/03/1998. Then", "12/03/1998", "12/03/1998"),
+    ("DATE_OF_BIRTH", "مواليد ١٩٨٦/٠٥/٢٢ حضر", "١٩٨٦", "١٩٨٦/٠٥/٢٢"),
+    ("DATE_OF_BIRTH", "تاريخ الميلاد: ١٤٠٨/٠٣/١٢ هـ\n", "١٤٠٨/٠٣/١٢", "١٤٠٨/٠٣/١٢ هـ"),
+    ("DATE", "born 1990-05-12 10:30", "1990-05", "1990-05-12"),
+    ("DATE_OF_BIRTH", "借主：山口 翔太（平成 7年2月28日生）", "7年2月28日生", "平成 7年2月28日生"),
+    # display names with their emoji; a bracket a span opens is closed
+    ("USERNAME", "[08/03/25 19:24] Rafa 🦋: oi gente", "Rafa", "Rafa 🦋"),
+    ("USERNAME", "10:05\tYui☆\tわたし", "Yui", "Yui☆"),
+    ("USERNAME", "user bob (admin) says hi", "bob", "bob"),
+    ("USERNAME", "token `ghp_xxxx` here", "ghp_xxxx", "ghp_xxxx"),
+    # and no further: a count after a plate, an address around a digit read as a date
+    ("LICENSE_PLATE", "车型 GDH201V 18台", "GDH201V", "GDH201V"),
+    ("DATE_OF_BIRTH", "subnet 172.18.0.0/16 for the pods", "0", "0"),
+    ("DATE_OF_BIRTH", "urodzona 3 września 1979 r. w Krakowie", "3 września 1979 r.",
+     "3 września 1979 r."),
+    ("STREET_ADDRESS", "정자일로 95, 704호 (우 13558) 로 보내줘", "정자일로 95, 704호 (우 13558",
+     "정자일로 95, 704호 (우 13558)"),
+])
+def test_plates_dates_and_display_names_are_grown_to_their_whole_value(
+        entity: str, text: str, found: str, whole: str) -> None:
+    start = text.index(found)
+    (span,) = whole_values(text, [Span(entity, start, start + len(found), 0.9, "test")])
+    assert text[span.start:span.end] == whole
