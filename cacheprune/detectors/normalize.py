@@ -112,6 +112,12 @@ def _fold_mixed_runs(text: str) -> str:
     return "".join(chars)
 
 
+# Letters of Latin alphabets that Unicode lists as confusable with an ASCII one, kept: the
+# dotless i of Turkish and Azerbaijani is how those languages spell ('kullanıcı adı', the
+# username label, was folded to 'kullanici adi' and matched no rule written in Turkish).
+_LATIN_LETTERS = frozenset("ı")
+
+
 @functools.lru_cache(maxsize=1)
 def confusable_fold() -> dict[str, str]:
     """Non-ASCII characters that Unicode lists as confusable with one ASCII letter or digit."""
@@ -124,7 +130,7 @@ def confusable_fold() -> dict[str, str]:
     table = json.loads((Path(spec.origin).parent / "confusables.json").read_text("utf-8"))
     fold: dict[str, str] = {}
     for char, homoglyphs in table.items():
-        if char.isascii() or len(char) != 1:
+        if char.isascii() or len(char) != 1 or char in _LATIN_LETTERS:
             continue
         targets = {h["c"] for h in homoglyphs if len(h["c"]) == 1 and h["c"].isascii()
                    and h["c"].isalnum()}

@@ -57,6 +57,11 @@ def test_words_in_one_script_are_not_folded() -> None:
     assert normalize_for_detection(text).text == text
 
 
+def test_the_turkish_dotless_i_is_a_letter_not_a_look_alike() -> None:
+    text = "Sistem kullanıcı adı: gkaraca, Soyadı: YILMAZ"
+    assert normalize_for_detection(text).text == text
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, len(EMAIL)), st.sampled_from(ZERO_WIDTH)),
                 max_size=6),

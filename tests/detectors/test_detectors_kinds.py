@@ -148,6 +148,19 @@ def test_windows_domain_accounts(text: str, accounts: list[str]) -> None:
     assert masked_chars(chain_of(rules("fields.yaml")), text) == accounts
 
 
+@pytest.mark.parametrize(("text", "handles"), [
+    ("Sistem kullanıcı adı: gkaraca", ["gkaraca"]),
+    ("    Merge pull request #2291 from wzielinski/fix-retry", ["wzielinski"]),
+    ("e81b07d Merge pull request #2291 from release/v5.3", []),
+    ("    # TODO(mkhumalo): handle the empty batch", ["mkhumalo"]),
+    ("# TODO(#123) later; FIXME(security): escape it", []),
+    ("Channel: twitch.tv/cozycrumpet (partner)", ["cozycrumpet"]),
+    ("see github.com/pytorch/pytorch for the code", []),
+])
+def test_handles_of_code_hosts_and_streams(text: str, handles: list[str]) -> None:
+    assert masked_chars(chain_of(rules("fields.yaml")), text) == handles
+
+
 def test_shannon_entropy_against_its_definition() -> None:
     assert shannon_entropy("aaaa") == 0.0
     assert shannon_entropy("abcd") == 2.0
