@@ -161,6 +161,18 @@ def test_handles_of_code_hosts_and_streams(text: str, handles: list[str]) -> Non
     assert masked_chars(chain_of(rules("fields.yaml")), text) == handles
 
 
+@pytest.mark.parametrize(("text", "names"), [
+    ("при секретаре Шишкиной Д. А., рассмотрев", ["Шишкиной Д. А."]),
+    ("на ученицу Мельничук Н.О. 9-Б класса", ["Мельничук Н.О."]),
+    ("Подписал: Т. П. Смирнова", ["Т. П. Смирнова"]),
+    ("г. Москва, ул. Ленина, д. 5, стр. 2", []),
+    ("see Smith J. A. (2019), p. 4", []),
+])
+def test_cyrillic_names_with_initials(text: str, names: list[str]) -> None:
+    spans = chain_of(rules("fields.yaml")).run(text).spans
+    assert [text[s.start:s.end] for s in spans if s.entity == "PERSON"] == names
+
+
 def test_shannon_entropy_against_its_definition() -> None:
     assert shannon_entropy("aaaa") == 0.0
     assert shannon_entropy("abcd") == 2.0
