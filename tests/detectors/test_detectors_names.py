@@ -132,7 +132,8 @@ def test_a_surname_takes_the_comma_before_the_given_name_found_apart() -> None:
     ("w_i$", False), ("al", False), ("Related Works", False), ("BISAC", False),
     ("Mark", False), ("Will", False), ("Mark Johnson", True), ("Victoria", True),
     ("La Administración", False), ("Departamento de Recursos Humanos", False),
-    ("Rue Victor Hugo", False), ("Victor Hugo", True),
+    ("Rue Victor Hugo", False), ("Victor Hugo", True), ("Nelson Mandela Drive", False),
+    ("Glenn Close", True), ("Harriet Lane", True),
 ])
 def test_other_detectors_person_spans_are_checked_for_plausibility(phrase, plausible) -> None:
     assert PlausibleName()(phrase) is plausible
