@@ -25,6 +25,7 @@ SHIPPED_TAGGER_DIR = Path(__file__).parent / "model" / "pii_tagger"
 WINDOW = 256
 CONTEXT = 64
 _LOAD_LOCK = threading.Lock()
+_NUMBER_MENTION = regex.compile(r"\d+x?")
 # A count of time or bytes after its key ('mint=1736344800000', '"ts": 1700000000123'): the
 # rules' epoch-counter pattern (rules/default.yaml, 'account_number') leaves the same keys out.
 _COUNTER_KEY = regex.compile(
@@ -108,6 +109,15 @@ def _public_identifier(text: str, start: int, end: int) -> bool:
     checksum file's line)."""
     start, end = identifier_around(text, start, end)
     return end - start >= 16 and not text[start:end].isdigit() and is_public_id(text, start, end)
+
+
+def _public_mention(text: str, start: int, end: int) -> bool:
+    """An '@' before a package scope ('@babel/core') or a number ('@10', '@2x'), as the rules'
+    `social_handle` leaves them: no account."""
+    start, end = identifier_around(text, start, end)
+    if start == 0 or text[start - 1] != "@":
+        return False
+    return text[end:end + 1] == "/" or _NUMBER_MENTION.fullmatch(text, start, end) is not None
 
 
 def _counter_after_its_key(text: str, start: int, end: int) -> bool:
@@ -223,6 +233,7 @@ class TaggerDetector(Detector):
             # the model reads some of them as ids (`ulid=01JH2Q...` as a PERSONAL_ID).
             if (label in self.entities and not only_markup(text, start, end, markup)
                     and not _public_identifier(text, start, end)
+                    and not _public_mention(text, start, end)
                     and not _counter_after_its_key(text, start, end)):
                 spans.append(Span(CHAIN_ENTITY.get(label, label), start, end, self.score,
                                   self.name))

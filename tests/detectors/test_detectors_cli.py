@@ -32,9 +32,11 @@ def test_file_stdin_public_ranges_and_json(tmp_path: Path, capsys, monkeypatch) 
     assert main(["--file", str(path), "--chars", "--json", "--public", public]) == 0
     report = json.loads(capsys.readouterr().out)
     start = TEXT.index(PHONE)
-    # Two detectors (a rule and the phone detector) agree on the one number.
-    assert {(s["entity"], s["start"], s["end"]) for s in report["spans"]} == {
-        ("PHONE_NUMBER", start, start + len(PHONE))}
+    # Two detectors (a rule and the phone detector) agree on the one number; the tagger may
+    # label a part of it otherwise, never anything around it.
+    spans = {(s["entity"], s["start"], s["end"]) for s in report["spans"]}
+    assert ("PHONE_NUMBER", start, start + len(PHONE)) in spans
+    assert all(start <= a and b <= start + len(PHONE) for _, a, b in spans)
     assert report["private_units"] == list(range(start, start + len(PHONE)))
     monkeypatch.setattr("sys.stdin", io.StringIO(TEXT))
     assert main(["--chars", "--widen", "1"]) == 0
