@@ -11,9 +11,10 @@ colon. Its items (split at commas, semicolons and '、') are names when, without
 brackets ('(chair)', '（会長）'), an honorific ('팀장님', 'さん') or an address in angle brackets:
 - in Han, kana or Hangul, they are one to eight letters with at most one space, and do not end
   in a word for a group ('마케팅팀', '総務部', '各位');
-- otherwise they pass `PlausibleName` without needing a word the gazetteer knows (the label
-  says "person"): capitalized, no digits, not all ordinary words ('Marketing', 'All staff'),
-  no place or organisation word.
+- otherwise they have at most five words, each capitalized or a particle, and no sentence's
+  end (a transcript's 'Chair: Any concerns?' is a speaker's line), and pass `PlausibleName`
+  without needing a word the gazetteer knows (the label says "person"): no digits, not all
+  ordinary words ('Marketing', 'All staff'), no place or organisation word.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ _UNSPACED_NAME = regex.compile(
     r"(?:[ \t\u3000][\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}ー・．]{1,8})?")
 _UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 _ITEM = regex.compile(r"[^,;、，；]+")
+_MAX_NAME_WORDS = 5
+# '?', '!', or a full stop after a word of two letters or more ('R.J.M.' and 'Jr.' are no end).
+_SENTENCE_END = regex.compile(r"[?!？！]|(?<=\p{Ll}{2})\.(?![\p{L}])")
 # What follows a name in an item: a role in brackets, an address in angle brackets, a full stop
 # of a script without spaces.
 _TRAILER = regex.compile(
@@ -96,7 +100,13 @@ class NameListDetector(Detector):
             if _UNSPACED_NAME.fullmatch(stripped) and not stripped.endswith(self._groups):
                 return start, end, False
             return None
+        words = self._reader.words(stripped)
+        # A speaker's line ('Chair: Any concerns?', 'Chair: Then the river design it is.') is
+        # no list: a name has at most five words and no sentence's end.
+        if len(words) > _MAX_NAME_WORDS or _SENTENCE_END.search(stripped):
+            return None
+        if not all(w.capitalized or w.upper or w.particle or w.caseless for w in words):
+            return None  # 'So the proposal is cork'
         if not self._plausible(stripped, require_known=False):
             return None
-        words = self._reader.words(stripped)
         return start, end, len(words) == 1 and (words[0].noun or words[0].ordinary)

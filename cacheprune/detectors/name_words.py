@@ -46,6 +46,7 @@ class NameWordsSpec(BaseModel):
     japanese_family_names: list[str] = Field(default_factory=list)
     japanese_follow: list[str] = Field(default_factory=list)
     japanese_cues: list[str] = Field(default_factory=list)
+    role_titles: list[str] = Field(default_factory=list)
     list_labels: list[str] = Field(default_factory=list)
     list_honorifics: list[str] = Field(default_factory=list)
     list_group_suffixes: list[str] = Field(default_factory=list)

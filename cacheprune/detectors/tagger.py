@@ -18,6 +18,7 @@ import torch
 
 from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError, Span
 from cacheprune.detectors.learned import CHAIN_ENTITY, markup_chars, model_digest, only_markup
+from cacheprune.detectors.name_words import load_name_words
 from cacheprune.detectors.secrets import is_public_id
 from cacheprune.detectors.tagger_model import CONFIG_FILE, TokenTagger, load_tagger, token_shape
 
@@ -26,6 +27,7 @@ WINDOW = 256
 CONTEXT = 64
 _LOAD_LOCK = threading.Lock()
 _NUMBER_MENTION = regex.compile(r"\d+x?")
+_WORDS = regex.compile(r"[\p{L}\p{M}]+")
 # A count of time or bytes after its key ('mint=1736344800000', '"ts": 1700000000123'): the
 # rules' epoch-counter pattern (rules/default.yaml, 'account_number') leaves the same keys out.
 _COUNTER_KEY = regex.compile(
@@ -209,6 +211,8 @@ class TaggerDetector(Detector):
         self.score = score
         self.name = name
         self.model, self.tokenizer = _load(str(folder.resolve()))
+        names = load_name_words()
+        self._roles = frozenset(w.casefold() for w in (*names.role_titles, *names.chat_roles))
         self.tags = self.model.config.tags
         labels = set(self.model.config.labels)
         unknown = sorted(set(entities or ()) - labels)
@@ -234,12 +238,20 @@ class TaggerDetector(Detector):
             if (label in self.entities and not only_markup(text, start, end, markup)
                     and not _public_identifier(text, start, end)
                     and not _public_mention(text, start, end)
-                    and not _counter_after_its_key(text, start, end)):
+                    and not _counter_after_its_key(text, start, end)
+                    and not (label == "PERSON" and self._only_roles(text, start, end))):
                 spans.append(Span(CHAIN_ENTITY.get(label, label), start, end, self.score,
                                   self.name))
         return spans
 
+    def _only_roles(self, text: str, start: int, end: int) -> bool:
+        """A speaker's role, not a name: 'Head Librarian', 'Chair' ('role_titles' and
+        'chat_roles' of rules/names.yaml)."""
+        words = _WORDS.findall(text, *identifier_around(text, start, end))  # 'arian' -> word
+        return bool(words) and all(w.casefold() in self._roles for w in words)
+
     def describe(self) -> dict[str, Any]:
         # The embedding table's SHA-256 is in tagger.json, so in the folder's digest too.
         return {"model_sha256": self._digest, "entities": sorted(self.entities),
-                "score": self.score, "min_probability": self.min_probability}
+                "score": self.score, "min_probability": self.min_probability,
+                "roles": sorted(self._roles)}

@@ -43,6 +43,8 @@ def test_each_listed_name_is_found(lists: NameListDetector, text: str,
     "A: Thank you for having me.\nQ: Where were you born?",
     "Present: 14 members, quorum reached",
     "The meeting was present: nothing to report",
+    # a transcript's speaker lines: 'Chair' speaks, it lists no one
+    "Chair: Any concerns?\nChair: So the proposal is cork\nChair: Then the mural it is. Good.",
 ])
 def test_groups_roles_and_sentences_are_left_alone(lists: NameListDetector, text: str) -> None:
     assert lists.detect(text) == []

@@ -223,3 +223,10 @@ def test_a_higher_min_probability_masks_a_subset(tagger) -> None:
     strict = TaggerDetector(min_probability=0.99)
     assert strict.describe()["min_probability"] == 0.99
     assert {i for s in strict.detect(text) for i in range(s.start, s.end)} <= masked
+
+
+def test_a_speakers_role_is_no_name(tagger: TaggerDetector) -> None:
+    text = ("Chair: Good. Then the opening plan. Head Librarian?\n"
+            "Head Librarian: We can keep the reading room open on Saturdays.\n"
+            "Treasurer: None. The school offered it without charge.")
+    assert [text[s.start:s.end] for s in tagger.detect(text) if s.entity == "PERSON"] == []
