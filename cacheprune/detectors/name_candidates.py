@@ -163,8 +163,8 @@ class PlausibleName:
         self._places = frozenset(w.casefold() for w in words.place_words + words.organisation_words)
         self._organisations = frozenset(w.casefold() for w in words.organisation_words)
         self._function_words = frozenset(w.casefold() for w in words.function_words)
-        self._reader = WordReader(words, vocabulary_model)
-        self._streets = StreetWords(self._reader)
+        self.reader = WordReader(words, vocabulary_model)
+        self._streets = StreetWords(self.reader)
 
     def __call__(self, phrase: str, require_known: bool = True) -> bool:
         """`require_known=False` where the context already says "a person" (a list of
@@ -181,7 +181,7 @@ class PlausibleName:
             return False
         if any(w.casefold() in self._organisations for w in words):  # 'La Administración ...'
             return False
-        read = self._reader.words(phrase)
+        read = self.reader.words(phrase)
         if require_known and not any(w.known for w in read):  # 'Onderwerp', 'Lundi de Pâques'
             return False
         if self._streets.names_street(phrase, read):  # 'Rue Victor Hugo'

@@ -8,7 +8,8 @@ nothing else that marks them.
 
 A line counts when it starts with one of the labels of rules/names.yaml (`list_labels`) and a
 colon. Its items (split at commas, semicolons and '、') are names when, without a role in
-brackets ('(chair)', '（会長）'), an honorific ('팀장님', 'さん') or an address in angle brackets:
+brackets ('(chair)', '（会長）'), a title before it ('Mrs.', 'Dr'), an honorific ('팀장님', 'さん') or
+an address in angle brackets:
 - in Han, kana or Hangul, they are one to eight letters with at most one space, and do not end
   in a word for a group ('마케팅팀', '総務部', '各位');
 - otherwise they have at most five words, each capitalized or a particle, and no sentence's
@@ -25,7 +26,6 @@ import regex
 
 from cacheprune.detectors.base import Detector, Span
 from cacheprune.detectors.name_candidates import PlausibleName
-from cacheprune.detectors.name_tokens import WordReader
 from cacheprune.detectors.name_words import DEFAULT_VOCABULARY_MODEL, load_name_words
 
 ENTITY = "PERSON"
@@ -59,9 +59,13 @@ class NameListDetector(Detector):
                             key=len, reverse=True)
         self._honorific = regex.compile(
             r"(?:[ \t]*(?:" + "|".join(regex.escape(w) for w in honorifics) + r"))+$")
+        self._title = regex.compile(
+            r"^(?:(?i:" + "|".join(regex.escape(w) for w in sorted(words.titles, key=len,
+                                                                   reverse=True))
+            + r")\.?[ \t]+)+(?=\p{Lu})")
         self._groups = tuple(words.list_group_suffixes)
         self._plausible = PlausibleName(vocabulary_model)
-        self._reader = WordReader(words, vocabulary_model)
+        self._reader = self._plausible.reader
 
     def describe(self) -> dict[str, Any]:
         return {"vocabulary_model": self.vocabulary_model}
@@ -96,6 +100,10 @@ class NameListDetector(Detector):
             return None
         start = item.index(stripped)
         end = start + len(stripped)
+        title = self._title.match(stripped)
+        if title is not None:  # 'Mrs. Jane Doe': the full stop ends a title, not a sentence
+            start += title.end()
+            stripped = stripped[title.end():]
         if _UNSPACED.search(stripped):
             if _UNSPACED_NAME.fullmatch(stripped) and not stripped.endswith(self._groups):
                 return start, end, False

@@ -167,9 +167,18 @@ def recent_date(text: str) -> bool:
     return bool(years) and max(years) >= datetime.date.today().year - RECENT_YEARS
 
 
+# Engineers' shorthand the lemma tables lack: 'TODO(perf)', 'FIXME(i18n)', 'owner: infra'.
+_SHORTHAND = frozenset("""
+    perf i18n l10n a11y k8s infra deps dep config cfg impl misc compat wip tmp temp docs doc
+    auth authn authz async sync api apis ui ux db ci cd qa sre ops devops sec secops dev prod
+    stg staging refactor cleanup nit nits regex backend frontend mgmt
+""".split())
+
+
 def not_english_word(text: str) -> bool:
     """A handle, not an English word: 'jmcallister' passes, 'someone' or 'experts' does not
-    (spaCy's English lemma tables, any inflected form; the model the name detector reads)."""
+    (spaCy's English lemma tables, any inflected form; the model the name detector reads), nor
+    engineers' shorthand ('perf', 'i18n', 'infra')."""
     from cacheprune.detectors.name_words import ordinary_words
 
     words = ordinary_words()
@@ -180,6 +189,8 @@ def not_english_word(text: str) -> bool:
                    (word, word.removesuffix("s"), word.removesuffix("ly")) if form)
 
     key = text.lstrip("@").casefold()
+    if key in _SHORTHAND:
+        return False
     # 'high-order', 'pair-wise': every part an English word
     return not (english(key) or all(english(part) for part in key.split("-") if part))
 

@@ -153,7 +153,7 @@ def test_windows_domain_accounts(text: str, accounts: list[str]) -> None:
     ("    Merge pull request #2291 from wzielinski/fix-retry", ["wzielinski"]),
     ("e81b07d Merge pull request #2291 from release/v5.3", []),
     ("    # TODO(mkhumalo): handle the empty batch", ["mkhumalo"]),
-    ("# TODO(#123) later; FIXME(security): escape it", []),
+    ("# TODO(#123) later; FIXME(security): escape it; TODO(perf), NOTE(i18n)", []),
     ("Channel: twitch.tv/cozycrumpet (partner)", ["cozycrumpet"]),
     ("see github.com/pytorch/pytorch for the code", []),
 ])

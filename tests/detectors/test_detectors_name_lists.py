@@ -29,6 +29,8 @@ def lists() -> NameListDetector:
     ("班主任：贺晓岚\n家长姓名：罗建国（父）、邓丽萍（母）\n调解员：欧阳慧。",
      ["贺晓岚", "罗建国", "邓丽萍", "欧阳慧"]),
     ("Απών: Νικόλαος Τσακίρης", ["Νικόλαος Τσακίρης"]),
+    ("Attendees: Mrs. Jane Okafor, Dr Ade Bello, Prof. Kwame Mensah",
+     ["Jane Okafor", "Ade Bello", "Kwame Mensah"]),
 ])
 def test_each_listed_name_is_found(lists: NameListDetector, text: str,
                                    names: list[str]) -> None:
