@@ -8,8 +8,8 @@ nothing else that marks them.
 
 A line counts when it starts with one of the labels of rules/names.yaml (`list_labels`) and a
 colon. Its items (split at commas, semicolons and '、') are names when, without a role in
-brackets ('(chair)', '（会長）'), a title before it ('Mrs.', 'Dr'), an honorific ('팀장님', 'さん') or
-an address in angle brackets:
+brackets ('(chair)', '（会長）'), a title before it ('Mrs.', 'Dr'), an honorific ('팀장님',
+'さん') or an address in angle brackets:
 - in Han, kana or Hangul, they are one to eight letters with at most one space, and do not end
   in a word for a group ('마케팅팀', '総務部', '各位');
 - otherwise they have at most five words, each capitalized or a particle, and no sentence's
