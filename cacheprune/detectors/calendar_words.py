@@ -18,6 +18,8 @@ LANGUAGES = (
     "en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "da", "nb", "fi", "cs", "sk", "ro",
     "hu", "tr", "id", "ms", "vi", "fil", "sw", "ru", "uk", "el", "bg", "hr", "sl", "et", "lv",
     "lt", "ca", "eu", "gl", "af", "is", "sq", "sr",
+    # and in other scripts, for spans that are only dates ('10 ธันวาคม 2568', 'الخميس 9')
+    "ar", "fa", "he", "hi", "bn", "ta", "ur", "th",
 )
 
 
@@ -25,6 +27,10 @@ LANGUAGES = (
 class CalendarWords:
     full: frozenset[str]  # 'montag', 'maret', 'april' (casefolded)
     every: frozenset[str]  # the full names and their abbreviations ('mo', 'tue', 'déc')
+
+    def only_dates(self, words: list[str]) -> bool:
+        """Every word of `words` is a weekday or month name, and there is one."""
+        return bool(words) and all(self.is_calendar(w.casefold()) for w in words)
 
     def is_calendar(self, key: str) -> bool:
         """`key` (casefolded) is a weekday or month name, or such names joined by hyphens

@@ -4,14 +4,15 @@ says', 'Reminder: अवन्ती चोधरी (id ...)', 'ask محمد ا
 In an English message, a short run of words in a script without capital letters, with Latin
 words on both sides, is nearly always a name (the gazetteer holds names in Latin, Cyrillic and
 Greek letters, so it cannot vouch for these). Chinese, Japanese and Korean runs must also start
-with a common family name from rules/names.yaml, since a quoted term is common there too.
+with a common family name from rules/names.yaml, since a quoted term is common there too; other
+runs must hold no stop word of their language ('رقم التحقق غير صحيح' says "not": a phrase).
 """
 
 from __future__ import annotations
 
 import regex
 
-from cacheprune.detectors.name_words import NameWordsSpec
+from cacheprune.detectors.name_words import NameWordsSpec, caseless_stop_words
 
 # Scripts written without letter case whose names the gazetteer does not hold.
 _CASELESS = (r"[\p{Devanagari}\p{Bengali}\p{Gurmukhi}\p{Gujarati}\p{Oriya}\p{Tamil}\p{Telugu}"
@@ -42,9 +43,12 @@ class NameIslands:
         family = "|".join(regex.escape(f) for f in families) or "(?!)"
         self._caseless = regex.compile(
             rf"(?<!{_CASELESS}[ \t]?){_CASELESS}+(?:[ \t]{_CASELESS}+){{1,3}}(?![ \t]?{_CASELESS})")
+        self._stop_words = caseless_stop_words()
         self._cjk = regex.compile(
             rf"(?<!{_CJK}[ \t]?)(?:{family})[ \t]?{_CJK}{{1,3}}(?![ \t]?{_CJK})")
 
     def find(self, text: str) -> list[tuple[int, int]]:
-        return [(m.start(), m.end()) for pattern in (self._caseless, self._cjk)
-                for m in pattern.finditer(text) if _latin_on_both_sides(text, m.start(), m.end())]
+        found = [(m.start(), m.end()) for m in self._caseless.finditer(text)
+                 if not any(w in self._stop_words for w in m.group().split())]
+        found += [(m.start(), m.end()) for m in self._cjk.finditer(text)]
+        return [(start, end) for start, end in found if _latin_on_both_sides(text, start, end)]

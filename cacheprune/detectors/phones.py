@@ -49,9 +49,13 @@ _EXTENSION = regex.compile(
     r"(?i:,?[ \t]*(?:ext\.?|extension|x|poste|durchwahl|dw\.?|int\.?|interno)[ \t]*[-.:#]?[ \t]*)"
     r"\d{1,6}(?!\w)"
 )
-# Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04/11/62, 2019 / 2020.
-_DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}"
+# Shapes that are dates, not phone numbers: 2021-03-04, 14.03.1987, 04/11/62, 2019 / 2020,
+# and days of one month ('11-12/6/2026').
+_DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}"
+                            r"|(?:\d{1,2}-)?\d{1,2}[-./]\d{1,2}[-./]\d{2,4}"
                             r"|(?:19|20)\d{2} ?[/-] ?(?:19|20)\d{2}")
+# A template's number: the subscriber's digits all zeros ('01342 000000', '020 000 0000').
+_ZEROS_PLACEHOLDER = regex.compile(r"0{6,}$")
 # Shapes that start as a date or are a span of clock times: '2025/03/14 03' (a log stamp cut
 # at the colon), '8.00-18.00' and '09:00 - 17:30' (opening hours).
 _DATE_START = regex.compile(r"(?:19|20)\d{2}[-./](?:0?[1-9]|1[0-2])[-./](?:0?[1-9]|[12]\d|3[01])"
@@ -120,6 +124,8 @@ class PhoneDetector(Detector):
         raw = text[start:end]
         digits = sum(ch.isdigit() for ch in raw)
         if not 7 <= digits <= 15:
+            return None
+        if _ZEROS_PLACEHOLDER.search("".join(ch for ch in raw if ch.isdigit())):
             return None
         score = self._score(raw, text, start, end)
         if score is None or score < self.threshold:

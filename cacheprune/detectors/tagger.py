@@ -17,6 +17,7 @@ import regex
 import torch
 
 from cacheprune.detectors.base import Detector, DetectorConfigError, DetectorUnavailableError, Span
+from cacheprune.detectors.calendar_words import calendar_words
 from cacheprune.detectors.learned import CHAIN_ENTITY, markup_chars, model_digest, only_markup
 from cacheprune.detectors.name_words import load_name_words
 from cacheprune.detectors.secrets import is_public_id
@@ -213,6 +214,7 @@ class TaggerDetector(Detector):
         self.model, self.tokenizer = _load(str(folder.resolve()))
         names = load_name_words()
         self._roles = frozenset(w.casefold() for w in (*names.role_titles, *names.chat_roles))
+        self._calendar = calendar_words()  # an address of only dates and numbers is a date
         self.tags = self.model.config.tags
         labels = set(self.model.config.labels)
         unknown = sorted(set(entities or ()) - labels)
@@ -239,7 +241,9 @@ class TaggerDetector(Detector):
                     and not _public_identifier(text, start, end)
                     and not _public_mention(text, start, end)
                     and not _counter_after_its_key(text, start, end)
-                    and not (label == "PERSON" and self._only_roles(text, start, end))):
+                    and not (label == "PERSON" and self._only_roles(text, start, end))
+                    and not (label == "ADDRESS" and self._calendar.only_dates(
+                        _WORDS.findall(text, start, end)))):
                 spans.append(Span(CHAIN_ENTITY.get(label, label), start, end, self.score,
                                   self.name))
         return spans

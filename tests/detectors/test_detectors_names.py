@@ -164,6 +164,8 @@ def test_name_sentences_map_back_to_the_same_characters(pieces: list[str]) -> No
     "משרד התיירות הודיע כי מוזיאון ישראל יאריך את שעות הפתיחה במהלך חג הסוכות.",
     "보다 안정적인 서비스 제공을 위해 아래와 같이 정기 점검을 실시합니다.",
     "कल सुबह बैठक से पहले सभी रिपोर्ट तैयार रखें और टीम को सूचित करें।",
+    # alone or between Latin words, a phrase with a stop word ('غير' "not", 'است' "is")
+    "رقم التحقق غير صحيح", "Run the job في خدمة today", "همیشه مبهم است",
 ])
 def test_sentences_in_scripts_without_case_are_not_names(names, text: str) -> None:
     # Every word of such a script reads as 'capitalized'; a sentence is no run of names.

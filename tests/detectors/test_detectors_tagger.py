@@ -9,10 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+import regex
 from detectors_faults import AlwaysRaises
 
 import cacheprune
 from cacheprune.detectors import DetectorChain, DetectorConfigError, build_detector, load_policy
+from cacheprune.detectors.calendar_words import calendar_words
 from cacheprune.detectors.secrets import is_public_id
 from cacheprune.detectors.tagger import (
     CONTEXT,
@@ -230,3 +232,16 @@ def test_a_speakers_role_is_no_name(tagger: TaggerDetector) -> None:
             "Head Librarian: We can keep the reading room open on Saturdays.\n"
             "Treasurer: None. The school offered it without charge.")
     assert [text[s.start:s.end] for s in tagger.detect(text) if s.entity == "PERSON"] == []
+
+
+def test_weekdays_and_months_alone_are_no_address(tagger: TaggerDetector) -> None:
+    words = calendar_words()
+    assert words.only_dates(["ธันวาคม"]) and words.only_dates(["الخميس"])
+    assert words.only_dates(["Haziran", "Pazartesi"])
+    assert not words.only_dates([]) and not words.only_dates(["Calle", "Mayor"])
+    text = ("ปฏิทินการศึกษา ภาคเรียนที่ 2 ปีการศึกษา 2568\n"
+            "1 พฤศจิกายน 2568  เปิดภาคเรียน\n22-26 ธันวาคม 2568  สอบกลางภาค\n"
+            "13 มีนาคม 2569  สอบปลายภาค\nالاختبارات تبدأ يوم الخميس 9")
+    for span in tagger.detect(text):
+        if span.entity == "STREET_ADDRESS":
+            assert not words.only_dates(regex.findall(r"[\p{L}\p{M}]+", text[span.start:span.end]))
