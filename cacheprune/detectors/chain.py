@@ -14,6 +14,7 @@ from cacheprune.detectors.normalize import (
     normalize_for_detection,
 )
 from cacheprune.detectors.public_contacts import drop_organisation_contacts
+from cacheprune.detectors.public_names import drop_public_names, public_people
 from cacheprune.detectors.repeated_values import repeated_values
 from cacheprune.detectors.thresholds import ScoreThresholds
 from cacheprune.detectors.whole_values import whole_values
@@ -83,7 +84,8 @@ class DetectorChain:
     `whole_values`, spans are grown to whole words, and names over the rest of the name, and a
     value found once is masked wherever it recurs (`repeated_values.py`).
     With `organisation_contacts`, phone numbers, addresses and register numbers that the text
-    marks as an organisation's are dropped (`public_contacts.py`).
+    marks as an organisation's are dropped (`public_contacts.py`); with `public_names`, public
+    people's names and software's own accounts (`public_names.py`).
     """
 
     def __init__(
@@ -96,6 +98,7 @@ class DetectorChain:
         whole_values: bool = True,
         detect_nothing: bool = False,
         organisation_contacts: bool = False,
+        public_names: bool = False,
     ) -> None:
         if not detectors and not detect_nothing:
             raise ValueError("a DetectorChain needs at least one detector (detect_nothing=True "
@@ -113,6 +116,9 @@ class DetectorChain:
         self.normalize = normalize
         self.whole_values = whole_values
         self.organisation_contacts = organisation_contacts
+        self.public_names = public_names
+        if public_names:
+            public_people()  # a broken list is a load-time error, not a per-request one
         if normalize:
             confusable_fold()  # a missing table is a load-time error, not a per-request one
 
@@ -209,7 +215,11 @@ class DetectorChain:
                 if self.organisation_contacts:
                     found_here = drop_organisation_contacts(view.text, found_here)
                 if self.whole_values:
-                    found_here = repeated_values(view.text, whole_values(view.text, found_here))
+                    found_here = whole_values(view.text, found_here)
+                if self.public_names:  # after growth: 'Hugo' grows to 'Victor Hugo' first
+                    found_here = drop_public_names(view.text, found_here)
+                if self.whole_values:
+                    found_here = repeated_values(view.text, found_here)
             except Exception as exc:  # noqa: BLE001 - any fault must fail the request closed
                 progress.failure = f"growing the spans to whole values raised {type(exc).__name__}"
                 progress.error = exc

@@ -56,6 +56,8 @@ class PolicySpec(_Strict):
     # Drop phone numbers, addresses and register numbers the text marks as an organisation's
     # (a hotline, a registered office, a company number; `public_contacts.py`).
     organisation_contacts: bool = False
+    # Leave public people's names and software's own accounts public (`public_names.py`).
+    public_names: bool = False
 
     @model_validator(mode="after")
     def _empty_only_when_said(self) -> PolicySpec:
@@ -127,6 +129,7 @@ def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
             normalize=spec.normalize,
             whole_values=spec.whole_values,
             organisation_contacts=spec.organisation_contacts,
+            public_names=spec.public_names,
             detect_nothing=spec.detect_nothing,
         )
     except ValueError as exc:

@@ -1,0 +1,84 @@
+"""Public people's names and software's own accounts stay public; a person's own name does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cacheprune.detectors import DetectorChain, DetectorConfigError, load_policy
+from cacheprune.detectors.base import Span
+from cacheprune.detectors.names import NameDetector
+from cacheprune.detectors.policy import policy_from_data
+from cacheprune.detectors.public_names import drop_public_names, public_people
+
+
+def _person(text: str, value: str, entity: str = "PERSON") -> Span:
+    start = text.index(value)
+    return Span(entity, start, start + len(value), 0.8, "test")
+
+
+@pytest.mark.parametrize("name", ["Marie Curie", "Victor Hugo", "Voltaire", "Jawaharlal Nehru",
+                                  "孙中山", "Александр Пушкин", "Hồ Chí Minh"])
+def test_the_list_holds_public_people_in_their_scripts(name: str) -> None:
+    assert name.casefold() in public_people()
+
+
+def test_the_list_holds_no_lone_given_name_or_common_surname() -> None:
+    people = public_people()
+    assert not {"muhammad", "maria", "john", "smith", "kim", "nguyễn", "hari", "ali"} & people
+
+
+def test_public_people_alone_or_listed_are_dropped() -> None:
+    text = ("Unit 3: the work of Marie Curie. Essays on Victor Hugo's novels; "
+            "Voltaire, Jean-Jacques Rousseau and the Encyclopédie. Tutor: Ines Vardakis.")
+    spans = [_person(text, v) for v in ("Marie Curie", "Victor Hugo's",
+                                        "Voltaire, Jean-Jacques Rousseau",
+                                        "Ines Vardakis")]
+    kept = drop_public_names(text, spans)
+    assert [text[s.start:s.end] for s in kept] == ["Ines Vardakis"]
+
+
+@pytest.mark.parametrize("text", ["Patient: Victor Hugo, born 1971", "my friend Marie Curie",
+                                  "Dear Victor Hugo,", "Name = Marie Curie"])
+def test_a_public_name_stays_masked_where_the_line_says_this_person(text: str) -> None:
+    value = "Victor Hugo" if "Victor" in text else "Marie Curie"
+    span = _person(text, value)
+    assert drop_public_names(text, [span]) == [span]
+
+
+def test_service_accounts_are_public_and_peoples_handles_are_not() -> None:
+    text = "dependabot[bot] opened #41; @pagerduty paged @mkhumalo; github-actions pushed"
+    spans = [_person(text, v, "USERNAME") for v in ("dependabot[bot]", "@pagerduty",
+                                                     "@mkhumalo", "github-actions")]
+    assert [text[s.start:s.end] for s in drop_public_names(text, spans)] == ["@mkhumalo"]
+
+
+def test_the_chain_drops_public_names_after_growing_them() -> None:
+    text = ("Lesson plan, week 4: Charles de Gaulle and the Fifth Republic.\n"
+            "Homework to Mr. Okonkwo by Friday.")
+    on = DetectorChain([NameDetector()], timeout_s=None, public_names=True).run(text)
+    off = DetectorChain([NameDetector()], timeout_s=None).run(text)
+    assert [text[s.start:s.end] for s in on.spans] == ["Mr. Okonkwo"]
+    assert "Charles de Gaulle" in [text[s.start:s.end] for s in off.spans]
+
+
+def test_the_default_policy_leaves_public_names_public_and_a_bad_value_is_refused() -> None:
+    assert load_policy().chain.public_names
+    with pytest.raises(DetectorConfigError, match="public_names"):
+        policy_from_data({"version": 1, "public_names": "sometimes",
+                          "detectors": [{"detector": "names", "options": {}}]}, "p.yaml", Path("."))
+
+
+@pytest.mark.parametrize(("text", "value", "public"), [
+    ("Jalan Jenderal Sudirman, dinamai menurut pahlawan", "Sudirman", True),
+    ("arriver par l'aéroport Charles-de-Gaulle, c'est", "Charles-de-Gaulle", True),
+    ("near Charles de Gaulle Airport today", "Charles de Gaulle", True),
+    ("a reading of Victor Hugo.", "Hugo", True),
+    ("Victor Hugo Martínez called twice", "Victor Hugo", False),  # someone else's name
+    ("the novels of Hugo are long", "Hugo", False),  # a lone surname: no public name
+])
+def test_a_span_inside_a_public_name_written_around_it(text: str, value: str,
+                                                      public: bool) -> None:
+    span = _person(text, value)
+    assert (drop_public_names(text, [span]) == []) is public
