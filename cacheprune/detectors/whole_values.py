@@ -19,7 +19,7 @@
   dot ('GD' of 'GD 7K412', '-123.45' of '51F-123.45'): a group is digits, capitals, or letters
   of a script without case, up to 5 characters; a lower-case word ends the plate.
 - A USERNAME span takes the emoji and symbols that end the name it cuts ('☆' of 'Yui☆', '🦋' of
-  'Rafa 🦋'), as chat apps show display names.
+  'Rafa 🦋'), as chat apps show display names, and the '@' before it ('@hkowalczyk').
 - Any span that opens a bracket takes the bracket that closes it, when it follows within a few
   characters on the line ('(우 13558' -> '(우 13558)').
 - A date of birth (DATE_OF_BIRTH, DATE) takes the digit groups next to it joined by '.', '/',
@@ -126,8 +126,11 @@ def whole_values(text: str, spans: Iterable[Span]) -> list[Span]:
             start, end = _plate_edges(text, start, end)
         elif span.entity in DATES_OF_BIRTH:
             start, end = _date_edges(text, start, end)
-        elif span.entity == USERNAME and (tail := _SYMBOL_TAIL.match(text, end)):
-            end = tail.end()
+        elif span.entity == USERNAME:
+            if (tail := _SYMBOL_TAIL.match(text, end)) is not None:
+                end = tail.end()
+            if start > 0 and text[start - 1] in "@＠":
+                start -= 1
         end = _with_closing_bracket(text, start, end)
         grown.append(span if (start, end) == (span.start, span.end) else
                      Span(span.entity, start, end, span.score, span.detector))

@@ -294,6 +294,7 @@ def test_a_secret_is_grown_over_the_characters_it_stands_in(text: str, found: st
     # display names with their emoji; a bracket a span opens is closed
     ("USERNAME", "[08/03/25 19:24] Rafa 🦋: oi gente", "Rafa", "Rafa 🦋"),
     ("USERNAME", "10:05\tYui☆\tわたし", "Yui", "Yui☆"),
+    ("USERNAME", "ping @hkowalczyk about it", "hkowalczyk", "@hkowalczyk"),
     ("USERNAME", "user bob (admin) says hi", "bob", "bob"),
     ("USERNAME", "token `ghp_xxxx` here", "ghp_xxxx", "ghp_xxxx"),
     # and no further: a count after a plate, an address around a digit read as a date

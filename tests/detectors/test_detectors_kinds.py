@@ -301,3 +301,13 @@ def test_a_policy_naming_a_detector_whose_package_is_missing_says_what_to_instal
     monkeypatch.setitem(sys.modules, "cacheprune.detectors.secrets", None)
     with pytest.raises(DetectorUnavailableError, match="detector 'secrets' needs"):
         build_detector("secrets")
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("booking ref 4QZ7 passenger NAKAMURA/HARUKI seat 14C", ["NAKAMURA/HARUKI"]),
+    ("PAX: OKAFOR/CHIDI EMEKA MR  seat 3A", ["OKAFOR/CHIDI EMEKA MR"]),
+    ("see the TCP/IP and CI/CD docs", []),
+])
+def test_names_in_airline_order(text: str, names: list[str]) -> None:
+    spans = chain_of(rules("fields.yaml")).run(text).spans
+    assert [text[s.start:s.end] for s in spans if s.entity == "PERSON"] == names
