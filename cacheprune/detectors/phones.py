@@ -54,8 +54,9 @@ _EXTENSION = regex.compile(
 _DATE_SHAPE = regex.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}"
                             r"|(?:\d{1,2}-)?\d{1,2}[-./]\d{1,2}[-./]\d{2,4}"
                             r"|(?:19|20)\d{2} ?[/-] ?(?:19|20)\d{2}")
-# A template's number: the subscriber's digits all zeros ('01342 000000', '020 000 0000').
-_ZEROS_PLACEHOLDER = regex.compile(r"0{6,}$")
+# A template's number: an area code, then at least six digits all zeros ('01342 000000', '020 000
+# 0000'); one run of digits ('90000000') may be anyone's number or account.
+_MIN_TEMPLATE_ZEROS = 6
 # Shapes that start as a date or are a span of clock times: '2025/03/14 03' (a log stamp cut
 # at the colon), '8.00-18.00' and '09:00 - 17:30' (opening hours).
 _DATE_START = regex.compile(r"(?:19|20)\d{2}[-./](?:0?[1-9]|1[0-2])[-./](?:0?[1-9]|[12]\d|3[01])"
@@ -125,7 +126,7 @@ class PhoneDetector(Detector):
         digits = sum(ch.isdigit() for ch in raw)
         if not 7 <= digits <= 15:
             return None
-        if _ZEROS_PLACEHOLDER.search("".join(ch for ch in raw if ch.isdigit())):
+        if _template_number(raw):
             return None
         score = self._score(raw, text, start, end)
         if score is None or score < self.threshold:
@@ -187,3 +188,8 @@ class PhoneDetector(Detector):
             return self._lib.parse(number, region)
         except self._lib.NumberParseException:
             return None
+
+
+def _template_number(raw: str) -> bool:
+    subscriber = "".join(_DIGIT_GROUPS.findall(raw)[1:])
+    return len(subscriber) >= _MIN_TEMPLATE_ZEROS and not subscriber.strip("0")

@@ -167,6 +167,10 @@ def _secret_edges(text: str, start: int, end: int) -> tuple[int, int]:
         start -= 1
     while end < len(text) and not ends(text[end], _SECRET_END):
         end += 1
+    # A full stop, comma or semicolon that ends the sentence is not the secret's ('48210000.'
+    # before a space); '!' and the like stay ('Kumo2025!').
+    if end - start > 1 and text[end - 1] in ".,;" and (end == len(text) or text[end].isspace()):
+        end -= 1
     return start, end
 
 

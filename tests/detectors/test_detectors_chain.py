@@ -295,6 +295,8 @@ def test_a_secret_is_grown_over_the_characters_it_stands_in(text: str, found: st
     ("USERNAME", "[08/03/25 19:24] Rafa 🦋: oi gente", "Rafa", "Rafa 🦋"),
     ("USERNAME", "10:05\tYui☆\tわたし", "Yui", "Yui☆"),
     ("USERNAME", "ping @hkowalczyk about it", "hkowalczyk", "@hkowalczyk"),
+    ("SECRET", "my pin is 48210000. When", "48210000", "48210000"),
+    ("SECRET", "password Kumo2025! ok", "Kumo2025", "Kumo2025!"),
     ("USERNAME", "user bob (admin) says hi", "bob", "bob"),
     ("USERNAME", "token `ghp_xxxx` here", "ghp_xxxx", "ghp_xxxx"),
     # and no further: a count after a plate, an address around a digit read as a date

@@ -60,6 +60,11 @@ def test_template_numbers_and_day_ranges_are_no_phones(text: str) -> None:
     assert masked_chars(chain_of(PhoneDetector()), text) == []
 
 
+def test_a_run_of_digits_ending_in_zeros_is_still_a_number() -> None:
+    text = "My account number is 90000000. When does the library close?"
+    assert covers(chain_of(PhoneDetector()), text, "90000000")
+
+
 def test_an_extension_is_part_of_the_number() -> None:
     text = "Call (415) 555-0132 ext. 204 today."
     assert covers(chain_of(PhoneDetector()), text, "(415) 555-0132 ext. 204")
