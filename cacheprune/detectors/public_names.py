@@ -8,7 +8,7 @@ or an account in each. Two lists say which names are public:
   writers, scientists, saints, national heroes whom streets and airports are named after,
   characters of literature and film), written as texts write them, in their scripts and
   common case forms. A PERSON span whose whole text is one of them, or a list of them joined by
-  commas and 'and' ('Voltaire, Rousseau'), stays public.
+  commas and 'and' ('Voltaire, Jean-Jacques Rousseau'), stays public.
 - `service_accounts` of `rules/names.yaml`: software's own accounts (`github-actions`,
   `dependabot`, `pagerduty`). A USERNAME span that is one of them stays public.
 
