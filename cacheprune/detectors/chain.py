@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from cacheprune.detectors.base import Detector, Span
+from cacheprune.detectors.example_values import drop_examples
 from cacheprune.detectors.normalize import (
     NormalizedText,
     confusable_fold,
@@ -85,7 +86,8 @@ class DetectorChain:
     value found once is masked wherever it recurs (`repeated_values.py`).
     With `organisation_contacts`, phone numbers, addresses and register numbers that the text
     marks as an organisation's are dropped (`public_contacts.py`); with `public_names`, public
-    people's names and software's own accounts (`public_names.py`).
+    people's names and software's own accounts (`public_names.py`); with `examples`, the values a
+    text gives as examples of a format (`example_values.py`).
     """
 
     def __init__(
@@ -99,6 +101,7 @@ class DetectorChain:
         detect_nothing: bool = False,
         organisation_contacts: bool = False,
         public_names: bool = False,
+        examples: bool = False,
     ) -> None:
         if not detectors and not detect_nothing:
             raise ValueError("a DetectorChain needs at least one detector (detect_nothing=True "
@@ -117,6 +120,7 @@ class DetectorChain:
         self.whole_values = whole_values
         self.organisation_contacts = organisation_contacts
         self.public_names = public_names
+        self.examples = examples
         if public_names:
             public_people()  # a broken list is a load-time error, not a per-request one
         if normalize:
@@ -218,6 +222,8 @@ class DetectorChain:
                     found_here = whole_values(view.text, found_here)
                 if self.public_names:  # after growth: 'Hugo' grows to 'Victor Hugo' first
                     found_here = drop_public_names(view.text, found_here)
+                if self.examples:
+                    found_here = drop_examples(view.text, found_here)
                 if self.whole_values:
                     found_here = repeated_values(view.text, found_here)
             except Exception as exc:  # noqa: BLE001 - any fault must fail the request closed

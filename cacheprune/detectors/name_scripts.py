@@ -41,3 +41,51 @@ def script_name_pattern(words: NameWordsSpec) -> regex.Pattern[str]:
     ]
     kept = [f"(?:{p})" for p in patterns if p is not None]
     return regex.compile("|".join(kept) if kept else r"(?!)(?P<name>)")
+
+
+# Particles and words that may follow a name where its script goes on ('김도윤이', '佐々木が').
+_HANGUL_AFTER = r"(?:이|가|은|는|을|를|의|에게|께서|님|씨|과|와|랑|이랑|도)(?!\p{Hangul})"
+_JAPANESE_AFTER = r"(?:は|が|の|を|に|と|も|へ|より|から)"
+# Between the names listed after one label: '新郎父母：王建国 李秀兰', '박영철 · 김미숙'.
+_LIST_GAP = r"[ \t\u3000]*(?:[、，,·・&/]|和|与|與|及|및)?[ \t\u3000]*"
+
+
+class LabelledScriptNames:
+    """Chinese, Korean and Japanese names right after a word that says "this person"
+    (`han_labels`, `hangul_labels`, `japanese_labels` of rules/names.yaml), and the names
+    listed after them: a family name from the lists, a given name, then the end of the
+    script's run ('新郎 王浩然 &', '운전자 김도윤)', '故人 佐々木 清（')."""
+
+    def __init__(self, words: NameWordsSpec) -> None:
+        japanese = r"\p{Han}\p{Hiragana}\p{Katakana}ー"
+        scripts = [
+            (words.han_labels, words.han_family_names,
+             r"\p{Han}{1,2}(?!\p{Han})"),
+            (words.hangul_labels, words.hangul_family_names,
+             rf"\p{{Hangul}}{{1,2}}(?=$|[^\p{{Hangul}}]|{_HANGUL_AFTER})"),
+            # The given name after a space, or in kanji; a family name alone too ('院長 山本').
+            (words.japanese_labels, words.japanese_family_names,
+             rf"(?:[ \t\u3000][{japanese}]{{1,4}}|\p{{Han}}{{1,3}})?"
+             rf"(?=$|[^{japanese}]|{_JAPANESE_AFTER}|"
+             rf"{_alternation(words.japanese_follow or ['(?!)'])})"),
+        ]
+        self._finders = [
+            (regex.compile(rf"(?:{_alternation(labels)})[ \t\u3000]*[:：(（]?[ \t\u3000]*"),
+             regex.compile(rf"(?:{_alternation(family)}){given}"))
+            for labels, family, given in scripts if labels and family
+        ]
+        self._gap = regex.compile(_LIST_GAP)
+
+    def find(self, text: str) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        for label, name in self._finders:
+            for cue in label.finditer(text):
+                at = cue.end()
+                while (match := name.match(text, at)) is not None and match.end() > at:
+                    found.append((match.start(), match.end()))
+                    gap = self._gap.match(text, match.end())
+                    assert gap is not None  # the gap may be empty
+                    at = gap.end()
+                    if label.match(text, at):
+                        break  # the next label's name is found from there ('· 신부 이서연')
+        return found

@@ -19,6 +19,7 @@ a run ending in a place word ('Victoria Station', 'Lincoln Park') is no person.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, ClassVar
 
 import regex
@@ -27,7 +28,7 @@ from cacheprune.detectors.base import Detector, Span
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
 from cacheprune.detectors.name_islands import NameIslands
 from cacheprune.detectors.name_said import names_before_said
-from cacheprune.detectors.name_scripts import script_name_pattern
+from cacheprune.detectors.name_scripts import LabelledScriptNames, script_name_pattern
 from cacheprune.detectors.name_streets import StreetWords
 from cacheprune.detectors.name_tokens import NameWord, WordReader
 from cacheprune.detectors.name_words import (
@@ -42,12 +43,14 @@ ENTITY = "PERSON"
 _GAP = regex.compile(r"[ \t\u00a0]{1,2}|\.[ \t]|\.-")
 # Words joined to a name found ('Will Grant and Summer Rose', 'Raj, Mei-Ling and Jack Rose').
 _COORDINATION = regex.compile(r",?[ \t]+(?:and|&|or|y|et|und|e|en|og|och|i|ve|и)[ \t]+|,[ \t]*")
+# Where an item of a list or a record starts: a line, a cell, a quote, a header's colon.
+_ITEM_START = regex.compile(r"(?:^|[;:\"(<\[|\t]|>,)[ \t]*$", regex.MULTILINE)
 # A lone capitalized word mid-sentence is a name without a cue when it is a given name this
 # popular somewhere ('Yesterday Priya asked') and no English word at all.
 _LONE_NAME_RANK = 300
 # Longer runs of words without letter case are sentences ('يرجى الاتصال بمركز خدمة العملاء').
 _MAX_CASELESS_WORDS = 4
-_CASELESS_AFTER_TITLE = 3
+_CASELESS_AFTER_TITLE = 2
 
 
 class NameDetector(Detector):
@@ -78,6 +81,7 @@ class NameDetector(Detector):
         self._places = frozenset(w.casefold() for w in self.words.place_words) | self._organisations
         self._streets = StreetWords(self._reader)
         self._scripts = script_name_pattern(self.words)
+        self._labelled = LabelledScriptNames(self.words)
         self._stop_words = ordinary_words(vocabulary_model).stop_words
         self._islands = NameIslands(self.words)
 
@@ -109,6 +113,8 @@ class NameDetector(Detector):
         spans.extend(self._coordinated(text, spans, left_out))
         spans.extend(Span(ENTITY, m.start("name"), m.end("name"), 0.7, self.name)
                      for m in self._scripts.finditer(text))
+        spans.extend(Span(ENTITY, start, end, 0.7, self.name)
+                     for start, end in self._labelled.find(text))
         spans.extend(Span(ENTITY, start, end, 0.65, self.name)
                      for start, end in self._islands.find(text))
         return spans
@@ -155,12 +161,17 @@ class NameDetector(Detector):
         return found
 
     def _family_comma_given(self, text: str, words: list[NameWord]) -> list[Span]:
-        """'O'Neill, Patrick', 'Nakamura, Yuki': a family name, a comma, a given name."""
+        """'O'Neill, Patrick', 'Nakamura, Yuki': a family name, a comma, a given name; a family
+        name that is also a word where the pair is an item of its own, at a line's or a list's
+        start ('Cc: Winter, Ingrid', '"NGUYEN, BAO"', 'WINTER, Eleanor Mary (née Hope)')."""
         found = []
         for family, given in zip(words, words[1:], strict=False):
-            if (text[family.end:given.start] == ", " and family.capitalized and given.capitalized
-                    and family.strong and given.strong and family.last is not None
-                    and given.first is not None and given.first <= COMMON_RANK):
+            if text[family.end:given.start] != ", " or family.last is None or \
+                    given.first is None or given.first > COMMON_RANK:
+                continue
+            if (family.capitalized and given.capitalized and family.strong and given.strong) or (
+                    (family.capitalized or family.upper) and (given.capitalized or given.upper)
+                    and _ITEM_START.search(text, max(0, family.start - 12), family.start)):
                 found.append(Span(ENTITY, family.start, given.end, 0.7, self.name))
         return found
 
@@ -197,6 +208,9 @@ class NameDetector(Detector):
                 break
             if head.capitalized and not (word.capitalized or word.particle):
                 break
+            if head.caseless and word.caseless and \
+                    text[word.start:word.end].casefold() in self._titles:
+                break  # 'श्रीमती सविता एवं | श्री राजेंद्र ...': a title starts another name
             after_initial = previous.end - previous.start == 1 and word.known
             # 'jan de gruijter-elbertse': a family name after a particle may be in no list
             after_particle = previous.particle and not word.ordinary and not word.particle
@@ -267,8 +281,12 @@ class NameDetector(Detector):
         if self._after_title(before) or titled:
             # 'श्री राजेश कुमार शर्मा ने फॉर्म भरा': the words after the title, not the sentence
             given = names[titled[0] + 1:] if titled else names
-            given = given[:_CASELESS_AFTER_TITLE]
-            return given[0].start, given[-1].end, 0.8
+            # Two words, and up to two more the gazetteer knows ('خالد عبد الرحمن الزعبي'; not
+            # 'יוסי אברהמי אתמול', "yesterday"), up to a function word ('... في', "in").
+            given = given[:_CASELESS_AFTER_TITLE] + list(itertools.takewhile(
+                lambda w: w.known, given[_CASELESS_AFTER_TITLE:_CASELESS_AFTER_TITLE + 2]))
+            given = list(itertools.takewhile(lambda w: not w.ordinary, given))
+            return (given[0].start, given[-1].end, 0.8) if given else None
         if len(names) > _MAX_CASELESS_WORDS:
             return None
         if self._after_sign_off(text, start):

@@ -58,6 +58,8 @@ class PolicySpec(_Strict):
     organisation_contacts: bool = False
     # Leave public people's names and software's own accounts public (`public_names.py`).
     public_names: bool = False
+    # Leave the values a text gives as examples of a format public (`example_values.py`).
+    examples: bool = False
 
     @model_validator(mode="after")
     def _empty_only_when_said(self) -> PolicySpec:
@@ -130,6 +132,7 @@ def policy_from_data(data: Any, source: str, base_dir: Path) -> DetectionPolicy:
             whole_values=spec.whole_values,
             organisation_contacts=spec.organisation_contacts,
             public_names=spec.public_names,
+            examples=spec.examples,
             detect_nothing=spec.detect_nothing,
         )
     except ValueError as exc:

@@ -44,6 +44,11 @@ _LEADING = regex.compile(r"^[\s(«“\"']*")
 _WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:['’.\-][\p{L}\p{M}\p{N}]+)*\.?")
 _AROUND = 3
 _NEXT_CAPITALIZED = regex.compile(r"[ \t]+(\p{Lu}[\p{L}\p{M}]*)")
+# The word before a span, with an elided article fused to it ('dall'aeroporto', 'l'aéroport')
+# and a quote or a guillemet after it.
+_HEAD_BEFORE = regex.compile(r"(?:(?<![\p{L}\p{M}])|['’])([\p{L}\p{M}]+)\.?[ \t]*[«\"“'„]?[ \t]*$")
+# A case ending after an apostrophe ('Havalimanı'ndan', 'Gorbachev's').
+_SUFFIX = regex.compile(r"['’][\p{L}]+$")
 # A person's own name on its line: a personal word right before the span, or a form's label
 # that asks for a person ('Patient:', 'Name =').
 _PERSONAL_BEFORE = regex.compile(
@@ -96,6 +101,8 @@ def _is_public(text: str, span: Span) -> bool:
     if span.entity == _USERNAME:
         account = value.strip().lstrip("@").removesuffix("[bot]").casefold()
         return account in service_accounts()
+    if _names_a_place(text, span.start, span.end):
+        return True
     known = public_people()
     parts = [_TRAILING.sub("", _LEADING.sub("", p)) for p in _LIST_JOIN.split(value)]
     parts = [p for p in parts if p]
@@ -124,9 +131,35 @@ def _in_public_name(text: str, start: int, end: int, known: frozenset[str]) -> b
     return False
 
 
+def _names_a_place(text: str, start: int, end: int) -> bool:
+    """A person's name in the name of a place, a prize or an institution: after a word that
+    starts one ('Aeroporto Humberto Delgado', 'имени Льва Яшина', a span that holds the word:
+    'Flughafen Franz Josef Strauß'), or two name words and then a place word ('Lionel Robbins
+    Building', 'Sabiha Gökçen Havalimanı'ndan'; not 'John Way')."""
+    words = [_SUFFIX.sub("", w) for w in _WORD.findall(text, start, end)]
+    if not words:
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    before = _HEAD_BEFORE.search(text, max(line_start, start - 30), start)
+    heads = _place_heads()
+    if words[0].casefold() in heads and len(words) > 1 or (
+            before is not None and before.group(1).casefold() in heads):
+        return True
+    following = _NEXT_CAPITALIZED.match(text, end)  # 'Building', not 'ag' ("at" in Irish)
+    places = _place_words()
+    if len(words) >= 3 and words[-1].casefold() in places:
+        return True
+    return len(words) >= 2 and following is not None and following.group(1).casefold() in places
+
+
 def _goes_on(text: str, at: int) -> bool:
     following = _NEXT_CAPITALIZED.match(text, at)
     return following is not None and following.group(1).casefold() not in _place_words()
+
+
+@functools.lru_cache(maxsize=1)
+def _place_heads() -> frozenset[str]:
+    return frozenset(w.casefold() for w in load_name_words().place_heads)
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,9 +1,14 @@
-"""Cells of tables (CSV, TSV, semicolon- or pipe-separated, Markdown) under a private column.
+"""Cells of tables (CSV, TSV, semicolon- or pipe-separated, Markdown) under a private column,
+and the parts of a person's address that records split over their own keys.
 
 A table's values rarely carry their own evidence: 'Tyrone' in a first-name column, 'asmith'
 under 'owner'. A header row is a line of two or more short, label-like cells separated by one
 delimiter, two of which name private columns (rules/table_fields.yaml); the rows under it with
-the same number of cells are its data, and each cell in a private column is a span.
+the same number of cells are its data, and each cell in a private column is a span. Where the
+header names a person and a street, its address parts ('house_no', 'postcode') are private too;
+so are the values of address parts in a JSON or YAML object that is an address ('"address":
+{"line1": ..., "city": "London"}', '"domicilio": {"calle": ..., "cp": "03300"}') in a record that
+names a person (record_fields.py).
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import regex
 from pydantic import BaseModel, ConfigDict, Field
 
 from cacheprune.detectors.base import Detector, Span
+from cacheprune.detectors.record_fields import address_parts_of_records
 from cacheprune.detectors.yaml_io import load_spec
 
 _DELIMITERS = ("\t", "|", ";", ",")
+_PERSON, _ADDRESS = "PERSON", "STREET_ADDRESS"
 _LABEL = regex.compile(r"[\p{L}][\p{L}\d _.\-/#()']{0,39}")
 _SEPARATOR_ROW = regex.compile(r"[ \t|:\-]+")
 _MAX_CELL = 80
@@ -31,6 +38,9 @@ class TableFieldsSpec(BaseModel):
 
     version: int = 1
     columns: dict[str, list[str]] = Field(min_length=1)
+    address_parts: list[str] = Field(default_factory=list)
+    address_keys: list[str] = Field(default_factory=list)
+    generic_names: list[str] = Field(default_factory=list)
     public_qualifiers: list[str] = Field(default_factory=list)
 
 
@@ -55,6 +65,10 @@ class TableColumnDetector(Detector):
         self._columns = {_words(word): entity for entity, words in self.fields.columns.items()
                          for word in words}
         self._public = frozenset(_words(w) for w in self.fields.public_qualifiers)
+        self._address_parts = frozenset(_words(w) for w in self.fields.address_parts)
+        self._address_keys = frozenset(_words(w) for w in self.fields.address_keys)
+        self._person_keys = frozenset(_words(w) for w in self.fields.columns.get(_PERSON, []))
+        self._generic_names = frozenset(_words(w) for w in self.fields.generic_names)
 
     def describe(self) -> dict[str, Any]:
         return {"fields": self.fields.model_dump(mode="json")}
@@ -81,6 +95,10 @@ class TableColumnDetector(Detector):
                              for (a, b), entity in zip(cells, entities, strict=True)
                              if entity is not None and b > a)
                 index += 1
+        spans.extend(Span(_ADDRESS, a, b, 0.7, self.name) for a, b in address_parts_of_records(
+            text, lambda key: _words(key) in self._address_parts,
+            lambda key: _words(key) in self._address_keys,
+            self._is_person_key, lambda key: _words(key) not in self._generic_names))
         return spans
 
     def _header(self, text: str, start: int, end: int) -> tuple[str, list[str | None]] | None:
@@ -91,9 +109,18 @@ class TableColumnDetector(Detector):
             if len(cells) < 2 or not all(_LABEL.fullmatch(c) for c in cells):
                 continue
             entities = [self._entity(cell) for cell in cells]
+            if _ADDRESS in entities and any(
+                    e == _PERSON and _words(c) not in self._generic_names
+                    for c, e in zip(cells, entities, strict=True)):
+                # 'holder_name,house_no,street,postcode': the address's other columns
+                entities = [_ADDRESS if e is None and _words(c) in self._address_parts else e
+                            for c, e in zip(cells, entities, strict=True)]
             if sum(e is not None for e in entities) >= 2:
                 return delimiter, entities
         return None
+
+    def _is_person_key(self, key: str) -> bool:
+        return self._entity(key) == _PERSON
 
     def _entity(self, cell: str) -> str | None:
         label = _words(cell)

@@ -20,6 +20,8 @@
   of a script without case, up to 5 characters; a lower-case word ends the plate.
 - A USERNAME span takes the emoji and symbols that end the name it cuts ('☆' of 'Yui☆', '🦋' of
   'Rafa 🦋'), as chat apps show display names, and the '@' before it ('@hkowalczyk').
+- A STREET_ADDRESS span takes the flats, floors and doors written after it, and the town after
+  a postcode that ends it (address_tails.py).
 - Any span that opens a bracket takes the bracket that closes it, when it follows within a few
   characters on the line ('(우 13558' -> '(우 13558)').
 - A date of birth (DATE_OF_BIRTH, DATE) takes the digit groups next to it joined by '.', '/',
@@ -34,6 +36,7 @@ from collections.abc import Iterable
 
 import regex
 
+from cacheprune.detectors.address_tails import address_end
 from cacheprune.detectors.base import Span
 from cacheprune.detectors.name_words import load_name_words
 from cacheprune.detectors.repeated_values import SPACELESS_LETTER
@@ -41,6 +44,7 @@ from cacheprune.detectors.repeated_values import SPACELESS_LETTER
 PERSON = "PERSON"
 SECRET = "SECRET"
 LICENSE_PLATE = "LICENSE_PLATE"
+STREET_ADDRESS = "STREET_ADDRESS"
 DATES_OF_BIRTH = frozenset({"DATE_OF_BIRTH", "DATE"})
 # One group of a plate on each side, after or before its joining character; a Chinese plate's
 # province ('粤 AD71829' once normalized) only before.
@@ -126,6 +130,8 @@ def whole_values(text: str, spans: Iterable[Span]) -> list[Span]:
             start, end = _plate_edges(text, start, end)
         elif span.entity in DATES_OF_BIRTH:
             start, end = _date_edges(text, start, end)
+        elif span.entity == STREET_ADDRESS:
+            end = address_end(text, end)
         elif span.entity == USERNAME:
             if (tail := _SYMBOL_TAIL.match(text, end)) is not None:
                 end = tail.end()
@@ -150,9 +156,15 @@ def _with_name_commas(text: str, spans: list[Span]) -> list[Span]:
 
 
 def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
-    while start > 0 and _WORD_CHAR.match(text[start - 1]) and _WORD_CHAR.match(text[start]):
+    """The whole words around [start, end); in a script without spaces between words, where
+    a word's edge cannot be seen, the span's own ('我是王浩然的同学': '王浩然' stays)."""
+    def joined(left: str, right: str) -> bool:
+        return bool(_WORD_CHAR.match(left) and _WORD_CHAR.match(right)) and not (
+            SPACELESS_LETTER.match(left) or SPACELESS_LETTER.match(right))
+
+    while start > 0 and joined(text[start - 1], text[start]):
         start -= 1
-    while end < len(text) and _WORD_CHAR.match(text[end]) and _WORD_CHAR.match(text[end - 1]):
+    while end < len(text) and joined(text[end - 1], text[end]):
         end += 1
     return start, end
 

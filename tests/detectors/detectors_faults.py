@@ -14,13 +14,15 @@ class AlwaysRaises(Detector):
 
 
 class FindsOnly(Detector):
-    """Reports one fixed piece of the text as a person: part of a name, as spaCy often finds."""
+    """Reports one fixed piece of the text as a person (part of a name, as spaCy often finds),
+    or as another entity."""
 
     name = "finds-only"
 
-    def __init__(self, piece: str) -> None:
+    def __init__(self, piece: str, entity: str = "PERSON") -> None:
         self.piece = piece
+        self.entity = entity
 
     def detect(self, text: str) -> list[Span]:
         at = text.index(self.piece)
-        return [Span("PERSON", at, at + len(self.piece), 0.9, self.name)]
+        return [Span(self.entity, at, at + len(self.piece), 0.9, self.name)]

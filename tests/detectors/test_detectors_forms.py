@@ -5,6 +5,7 @@ formats. Each family also has prose that must stay public."""
 from __future__ import annotations
 
 import pytest
+from detectors_faults import FindsOnly
 
 from cacheprune.detectors import DetectorChain, RuleDetector
 from cacheprune.detectors.addresses import AddressDetector
@@ -295,3 +296,93 @@ def test_numbers_before_street_words_in_prose_stay_public() -> None:
     prose = ("We laid 5 place settings, compared 2 route options and 3 cours magistraux; "
              "in 2019 the rue de la paix was closed, as 12 avenue trees fell in 2020.")
     assert masked(AddressDetector(), prose) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("【交管12123】您名下号牌为沪C·7H3M9的车辆", "沪C·7H3M9"),
+    ("吴建国,3-1-702,苏E·7Q2L8,139 1542 6083", "苏E·7Q2L8"),
+    ("Parkberechtigung Tiefgarage: ja, für P-AS 1205", "P-AS 1205"),
+    ("Ein zweites Fahrzeug (UN-Z 77) stand dort", "UN-Z 77"),
+    ("το όχημά σας με αριθμό κυκλοφορίας ΙΚΡ-6027 σταθμεύτηκε", "ΙΚΡ-6027"),
+    ("Otopark: Kiracıya ait 1 araç (06 BFR 735)", "06 BFR 735"),
+    ("ทะเบียนรถ: กข 3058 ปทุมธานี\nโทร", "กข 3058 ปทุมธานี"),
+    ("Az autó rendszám: RKL-519, kérem", "RKL-519"),
+])
+def test_plates_of_one_countrys_shape_and_labels_of_more_languages(text: str, value: str) -> None:
+    assert value in masked(rules("fields.yaml"), text)
+
+
+@pytest.mark.parametrize("text", [
+    "certified to ISO-IEC 27001 and DIN-EN 1090 since 2019",
+    "set the locale to EN-GB 2019 style", "on 15 MAR 2025 the office closes",
+])
+def test_norms_locales_and_dates_are_no_plates(text: str) -> None:
+    assert masked(rules("fields.yaml"), text) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Le digicode c'est 4817B, et après il faut sonner.", "4817B"),
+    ("porten går inte i lås. Portkoden 4471 fungerar.", "4471"),
+    ("공동현관 비번 #1592 누르시면 돼요", "#1592"),
+])
+def test_door_codes_with_a_letter_and_in_more_languages(text: str, value: str) -> None:
+    assert value in masked(rules("secrets.yaml"), text)
+
+
+def test_an_address_split_over_columns_beside_a_persons_name() -> None:
+    text = ("holder_name,house_no,street,postcode,vrm\n"
+            "Gethin Pryce-Lloyd,221,Whitchurch Rd,CF14 3NB,WN68 OPL\n")
+    assert masked(TableColumnDetector(), text) == sorted(
+        ["Gethin Pryce-Lloyd", "221", "Whitchurch Rd", "CF14 3NB", "WN68 OPL"])
+    # a bare 'name' may name a station: its postcode stays public
+    stations = "code,name,street,postcode\nCHX,Charing Cross,Strand,WC2N 5HR\n"
+    assert "WC2N 5HR" not in masked(TableColumnDetector(), stations)
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    ('{"cliente": {"nome": "Inês Monteiro", "morada": {"rua": "Rua de Cedofeita", '
+     '"numero": "412", "andar": "3.º Esq.", "codigo_postal": "4050-174", "localidade": "Porto"}}}',
+     ["Rua de Cedofeita", "412", "3.º Esq.", "4050-174", "Porto"]),
+    ('{\n  "policyholder": {\n    "first_name": "Olusegun",\n    "address": {\n'
+     '      "line1": "Flat 9, Kestrel House",\n      "city": "London",\n'
+     '      "postcode": "SE10 8JL",\n      "country": "GB"\n    }\n  }\n}',
+     ["Flat 9, Kestrel House", "London", "SE10 8JL"]),
+    ("customer:\n  first_name: Ana\n  address:\n    street: 1 Main St\n    city: Springfield\n"
+     '    zip: "12345"\n', ["1 Main St", "Springfield", "12345"]),
+])
+def test_an_address_split_over_the_keys_of_a_persons_record(text: str, values: list[str]) -> None:
+    found = masked(TableColumnDetector(), text)
+    assert all(v in found for v in values), found
+    assert "GB" not in found
+
+
+@pytest.mark.parametrize("text", [
+    '[{"code": "CHX", "name": "Charing Cross", "address": "12 Strand", "city": "London"}]',
+    "store:\n  opening: 9-17\n  address:\n    street: 1 Main St\n    city: Springfield\n",
+])
+def test_a_place_or_a_shop_record_keeps_its_town_public(text: str) -> None:
+    assert "London" not in masked(TableColumnDetector(), text)
+    assert "Springfield" not in masked(TableColumnDetector(), text)
+
+
+@pytest.mark.parametrize(("text", "found", "whole"), [
+    ("gelegen aan de Van Woustraat 143-3hg, 1074 AH Amsterdam, bestaande uit",
+     "Van Woustraat 143-3hg, 1074 AH", "Van Woustraat 143-3hg, 1074 AH Amsterdam"),
+    ("címre: 1137 Budapest, Pozsonyi út 38. II. em. 5.", "1137 Budapest, Pozsonyi út 38",
+     "1137 Budapest, Pozsonyi út 38. II. em. 5."),
+    ("Neue Adresse: Schönhauser Allee 112, Hinterhaus, 3. OG links, 10439 Berlin",
+     "Schönhauser Allee 112", "Schönhauser Allee 112, Hinterhaus, 3. OG links, 10439 Berlin"),
+    ('la dire: Av. Cabildo 2847 piso 9 depto "C", Belgrano', "Av. Cabildo 2847",
+     'Av. Cabildo 2847 piso 9 depto "C"'),
+    ("au 27 rue des Tanneurs, bâtiment B, 4e étage, porte gauche, merci", "27 rue des Tanneurs",
+     "27 rue des Tanneurs, bâtiment B, 4e étage, porte gauche"),
+    ("כתובת: רחוב הרצל 112 דירה 9, קומה 3, רמת גן", "רחוב הרצל 112",
+     "רחוב הרצל 112 דירה 9, קומה 3"),
+    ("Nørrebrogade 184, 3. th.", "Nørrebrogade 184", "Nørrebrogade 184, 3. th."),
+    ("Rua X 12 em Lisboa", "Rua X 12", "Rua X 12"),  # 'em' ("in") before a word is no floor
+    ("12 Main St. Floor plans are online", "12 Main St", "12 Main St"),
+])
+def test_an_address_takes_its_flat_floor_and_town(text: str, found: str, whole: str) -> None:
+    spans = DetectorChain([FindsOnly(found, "STREET_ADDRESS")], timeout_s=None).run(text).spans
+    at = text.index(whole)
+    assert [(s.start, s.end) for s in spans] == [(at, at + len(whole))]

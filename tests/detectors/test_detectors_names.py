@@ -182,3 +182,79 @@ def test_sentences_in_scripts_without_case_are_not_names(names, text: str) -> No
 def test_names_in_scripts_without_case_are_found_after_a_title_or_cue(names, text: str,
                                                                       name: str) -> None:
     assert name in found(names, text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Καλησπέρα κ. Παπαδάκη, το όχημά σας", ["Παπαδάκη"]),
+    ("rozmowa z udziałem kierownika działu, pana Wróblewskiego.", ["Wróblewskiego"]),
+    ("Tafadhali mwambie Bw. Otieno Kamau kwamba", ["Otieno Kamau"]),
+    ("disturbato durante la lezione della prof.ssa Marino.", ["Marino"]),
+    ("nopol B 4127 KZL milik Pak Hendra Gunawan", ["Hendra Gunawan"]),
+    # two words after a title of a caseless script, two more where the gazetteer knows them,
+    # never a function word ('في' "in") or a word it does not know ('אתמול' "yesterday")
+    ("يرجى مراجعة الأستاذة نورة الشهري في مكتب القبول.", ["نورة الشهري"]),
+    ("يتشرف السيد خالد عبد الرحمن الزعبي بدعوتكم", ["خالد عبد الرحمن الزعبي"]),
+    ("נפגשתי עם מר יוסי אברהמי אתמול", ["יוסי אברהמי"]),
+    ("احتراماً به اطلاع می‌رساند خانم مریم حسینی‌نژاد در تاریخ", ["مریم حسینی\u200cنژاد"]),
+    ("நம் பாட்டி திருமதி. கமலா ராமசாமி அவர்கள்", ["கமலா ராமசாமி"]),
+    # a second title in the same run starts a second name
+    ("श्रीमती सविता एवं श्री राजेंद्र प्रसाद गुप्ता", ["राजेंद्र प्रसाद गुप्ता", "सविता"]),
+])
+def test_titles_of_more_languages_introduce_a_name(names, text: str, expected: list[str]) -> None:
+    # The chain's growth then takes the title too (whole_values.py).
+    assert found(names, text) == sorted(expected)
+
+
+def test_a_single_letter_is_no_title_before_an_ordinary_word(names) -> None:
+    assert found(names, "Size M. The shirt is fine. See p. The next page.") == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("新郎 王浩然 & 新娘 林思琪", ["林思琪", "王浩然"]),
+    ("新郎父母：王建国 李秀兰\n新娘父母：林志明 陈美玲", ["李秀兰", "林志明", "王建国", "陈美玲"]),
+    ("负责人：运维 高磊\n影响时长：38 分钟", ["高磊"]),
+    ("A차량: 152로 6093 (운전자 김도윤)", ["김도윤"]),
+    ("연락처: 010-6620-1748 (보호자: 아내 정수진)", ["정수진"]),
+    ("신랑 박준호 · 신부 이서연", ["박준호", "이서연"]),  # the second label is no name
+    ("담당자 김민수가 연락드립니다", ["김민수"]),  # a particle after the name
+    ("故人 佐々木 清（享年八十八）", ["佐々木 清"]),
+    ("〇〇クリニック 院長 山本\n", ["山本"]),
+    ("担当の佐々木が伺います", ["佐々木"]),
+])
+def test_names_of_cjk_scripts_after_a_word_that_says_this_person(names, text: str,
+                                                                 expected: list[str]) -> None:
+    assert found(names, text) == sorted(expected)
+
+
+@pytest.mark.parametrize("text", [
+    "我是初一（3）班的学生，明天请假。", "新郎新娘的父母很高兴", "운전자 보험 가입 안내",
+    "担当者までご連絡ください。",
+])
+def test_a_cjk_label_without_a_family_name_after_it_finds_nothing(names, text: str) -> None:
+    assert found(names, text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Cc: Bill Sommer <bs@example.com>, Winter, Ingrid <iw@example.com>",
+     ["Bill Sommer", "Ingrid", "Winter, Ingrid"]),
+    ('29117,SUBA,"NGUYEN, BAO",100.00', ["NGUYEN, BAO"]),
+    ("WINTER, Eleanor Mary (née Hope)\nPeacefully at home", ["Eleanor Mary", "WINTER, Eleanor"]),
+])
+def test_a_family_name_that_is_a_word_before_a_comma_and_a_given_name_in_an_item(
+        names, text: str, expected: list[str]) -> None:
+    assert found(names, text) == sorted(expected)
+
+
+def test_a_word_before_a_comma_and_a_name_in_a_sentence_stays_public(names) -> None:
+    assert "Ingrid" in found(names, "In winter, Ingrid went home.")
+    assert not [v for v in found(names, "In winter, Ingrid went home.") if "inter" in v]
+
+
+@pytest.mark.parametrize(("text", "part"), [
+    ("我是王浩然的同学", "王浩然"),  # no space marks a word's edge: the span's own edges stay
+    ("佐々木さんに渡しました", "佐々木"),
+])
+def test_a_span_in_a_script_without_spaces_is_not_grown_over_the_sentence(text: str,
+                                                                         part: str) -> None:
+    spans = DetectorChain([FindsOnly(part)], timeout_s=None).run(text).spans
+    assert [text[s.start:s.end] for s in spans] == [part]

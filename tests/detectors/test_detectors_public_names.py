@@ -1,4 +1,5 @@
-"""Public people's names and software's own accounts stay public; a person's own name does not."""
+"""Public people's names, places named after people, software's own accounts and values given as
+examples stay public; a person's own name does not."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from cacheprune.detectors import DetectorChain, DetectorConfigError, load_policy
 from cacheprune.detectors.base import Span
+from cacheprune.detectors.example_values import drop_examples
 from cacheprune.detectors.names import NameDetector
 from cacheprune.detectors.policy import policy_from_data
 from cacheprune.detectors.public_names import drop_public_names, public_people
@@ -82,3 +84,59 @@ def test_a_span_inside_a_public_name_written_around_it(text: str, value: str,
                                                       public: bool) -> None:
     span = _person(text, value)
     assert (drop_public_names(text, [span]) == []) is public
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Gäste reisen am besten vom Flughafen Franz Josef Strauß an.", "Flughafen Franz Josef Strauß"),
+    ("in partenza dall'aeroporto Leonardo da Vinci di Fiumicino", "Leonardo da Vinci di Fiumicino"),
+    ("oye el bus al aeropuerto Adolfo Suárez sale a las 7", "Adolfo Suárez"),
+    ("на стадионе «Динамо» имени Льва Яшина", "Льва Яшина"),
+    ("remise du prix Albert-Londres à 18 h", "Albert-Londres"),
+    ("Room 3.12, Lionel Robbins Building", "Lionel Robbins Building"),
+    ("Location: Henry Ford Way, Dearborn", "Henry Ford"),
+    ("Sabiha Gökçen Havalimanı'ndan kalkış", "Sabiha Gökçen Havalimanı'ndan"),
+    ("يوفر الفندق خدمة النقل من مطار الملك خالد الدولي", "الملك خالد"),
+])
+def test_a_name_in_the_name_of_a_place_or_a_prize_is_public(text: str, value: str) -> None:
+    assert drop_public_names(text, [_person(text, value)]) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Regards,\nJohn Way", "John Way"),  # one name word before a place word: a surname
+    ("Bhí Máire Ní Bhriain ag glaoch inné", "Máire Ní Bhriain"),  # 'ag' ("at") is no 'AG'
+    ("My friend Maria Santos Building works here", "Maria Santos Building"),
+])
+def test_a_persons_name_beside_a_place_word_stays_masked(text: str, value: str) -> None:
+    span = _person(text, value)
+    assert drop_public_names(text, [span]) == [span]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Verfügbarkeit online prüfen (Beispiel: HH-AB 123).", "HH-AB 123"),
+    ('我国小型汽车号牌由省份简称和五位序号组成，例如"京A·12345"。', "京A·12345"),
+    ("Başvuruda araç plakası (ör. 34 ABC 123) yazılmalı.", "34 ABC 123"),
+    ("la targa va indicata senza spazi (formato AA123AA).", "AA123AA"),
+    ("usernames are lower case, e.g. jdoe or asmith", "jdoe"),
+])
+def test_a_value_given_as_an_example_of_a_format_is_dropped(text: str, value: str) -> None:
+    start = text.index(value)
+    span = Span("LICENSE_PLATE", start, start + len(value), 0.8, "test")
+    assert drop_examples(text, [span]) == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Beispiel für eine Kündigung.\nMein Kennzeichen: HH-AB 123", "HH-AB 123"),  # another line
+    ("for example, my plate is LK19 XFP", "LK19 XFP"),  # words between
+    ("예 010-5555-2841로 연락 주세요", "010-5555-2841"),  # '예' ("yes") without a colon
+])
+def test_a_value_after_other_words_than_an_example_word_stays_masked(text: str,
+                                                                     value: str) -> None:
+    start = text.index(value)
+    span = Span("LICENSE_PLATE", start, start + len(value), 0.8, "test")
+    assert drop_examples(text, [span]) == [span]
+
+
+def test_the_shipped_policies_drop_examples() -> None:
+    text = "Kennzeichen im Format Beispiel: HH-AB 123; mein eigenes ist M-KL 4821."
+    found = [text[s.start:s.end] for s in load_policy().chain.run(text).spans]
+    assert "M-KL 4821" in found and "HH-AB 123" not in found
