@@ -137,6 +137,9 @@ def _names_a_place(text: str, start: int, end: int) -> bool:
     'Flughafen Franz Josef Strauß'), or two name words and then a place word ('Lionel Robbins
     Building', 'Sabiha Gökçen Havalimanı'ndan'; not 'John Way')."""
     words = [_SUFFIX.sub("", w) for w in _WORD.findall(text, start, end)]
+    articles = _function_words()
+    while words and words[0].casefold() in articles:  # 'Το Υπουργείο ...', 'Die ...-Schule'
+        words = words[1:]
     if not words:
         return False
     line_start = text.rfind("\n", 0, start) + 1
@@ -147,7 +150,9 @@ def _names_a_place(text: str, start: int, end: int) -> bool:
         return True
     following = _NEXT_CAPITALIZED.match(text, end)  # 'Building', not 'ag' ("at" in Irish)
     places = _place_words()
-    if len(words) >= 3 and words[-1].casefold() in places:
+    last_part = words[-1].rsplit("-", 1)[-1].casefold()  # 'Ferdinand-Porsche-Schule'
+    if (len(words) >= 3 or "-" in words[-1]) and (words[-1].casefold() in places
+                                                  or last_part in places):
         return True
     return len(words) >= 2 and following is not None and following.group(1).casefold() in places
 
@@ -155,6 +160,13 @@ def _names_a_place(text: str, start: int, end: int) -> bool:
 def _goes_on(text: str, at: int) -> bool:
     following = _NEXT_CAPITALIZED.match(text, at)
     return following is not None and following.group(1).casefold() not in _place_words()
+
+
+@functools.lru_cache(maxsize=1)
+def _function_words() -> frozenset[str]:
+    words = load_name_words()
+    return frozenset(w.casefold() for w in (*words.function_words, "die", "der", "das", "the",
+                                            "la", "el", "le", "il", "o", "a", "h"))
 
 
 @functools.lru_cache(maxsize=1)

@@ -18,6 +18,9 @@
 - A LICENSE_PLATE span takes the groups of its plate next to it, joined by one space, hyphen or
   dot ('GD' of 'GD 7K412', '-123.45' of '51F-123.45'): a group is digits, capitals, or letters
   of a script without case, up to 5 characters; a lower-case word ends the plate.
+- A USERNAME span takes the groups joined to it by '.', '_' or '-' ('.t' of 'abdullaev.t'), and
+  an identifier's (PERSONAL_ID, MEDICAL_ID, GOV_ID...) those joined by '-', '/' or '.' ('2019/'
+  of '2019/004412').
 - A USERNAME span takes the emoji and symbols that end the name it cuts ('☆' of 'Yui☆', '🦋' of
   'Rafa 🦋'), as chat apps show display names, and the '@' before it ('@hkowalczyk').
 - A STREET_ADDRESS span takes the flats, floors and doors written after it, and the town after
@@ -54,6 +57,12 @@ _PLATE_BEFORE = regex.compile(
     rf"(?<![\p{{L}}\p{{N}}])(?:{_PLATE_GROUP}|\p{{Han}})[ \-.·]$")
 _MAX_PLATE_CHARS = 12
 USERNAME = "USERNAME"
+# Identifiers whose groups are joined by '-', '/' or '.' ('2019/004412', 'DIA-2231/17').
+IDENTIFIERS = frozenset({"PERSONAL_ID", "MEDICAL_ID", "GOV_ID", "NATIONAL_ID", "PASSPORT",
+                         "ACCOUNT_NUMBER", "US_SSN"})
+_JOINED_AFTER = regex.compile(r"(?<=[\p{L}\p{N}])([\-/._])[\p{L}\p{N}]+")
+_JOINED_BEFORE = regex.compile(r"(?<![\p{L}\p{N}])[\p{L}\p{N}]+([\-/._])\Z")
+_MAX_JOINED = 3
 _SYMBOL_TAIL = regex.compile(r"[ \t]?[\p{So}\u200d\ufe0f]+")
 _CLOSING = {"(": ")", "（": "）", "[": "]", "<": ">"}
 _DATE_AFTER = regex.compile(r"(?:(?:[./\-]|\.[ \t])\p{N}{1,4}(?!\p{N}))+")
@@ -133,10 +142,13 @@ def whole_values(text: str, spans: Iterable[Span]) -> list[Span]:
         elif span.entity == STREET_ADDRESS:
             end = address_end(text, end)
         elif span.entity == USERNAME:
+            start, end = _joined_edges(text, start, end, "._-")
             if (tail := _SYMBOL_TAIL.match(text, end)) is not None:
                 end = tail.end()
             if start > 0 and text[start - 1] in "@＠":
                 start -= 1
+        elif span.entity in IDENTIFIERS:
+            start, end = _joined_edges(text, start, end, "-/.")
         end = _with_closing_bracket(text, start, end)
         grown.append(span if (start, end) == (span.start, span.end) else
                      Span(span.entity, start, end, span.score, span.detector))
@@ -166,6 +178,22 @@ def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
         start -= 1
     while end < len(text) and joined(text[end - 1], text[end]):
         end += 1
+    return start, end
+
+
+def _joined_edges(text: str, start: int, end: int, joiners: str) -> tuple[int, int]:
+    """The groups of letters and digits joined to [start, end) by one of `joiners` ('2019/' of
+    '2019/004412', '/17' of 'DIA-2231/17', '.t' of 'abdullaev.t'), a few on each side."""
+    for _ in range(_MAX_JOINED):
+        group = _JOINED_AFTER.match(text, end)
+        if group is None or group.group(1) not in joiners:
+            break
+        end = group.end()
+    for _ in range(_MAX_JOINED):
+        group = _JOINED_BEFORE.search(text, max(0, start - 24), start)
+        if group is None or group.group(1) not in joiners or not text[start].isalnum():
+            break
+        start = group.start()
     return start, end
 
 

@@ -386,3 +386,17 @@ def test_an_address_takes_its_flat_floor_and_town(text: str, found: str, whole: 
     spans = DetectorChain([FindsOnly(found, "STREET_ADDRESS")], timeout_s=None).run(text).spans
     at = text.index(whole)
     assert [(s.start, s.end) for s in spans] == [(at, at + len(whole))]
+
+
+@pytest.mark.parametrize(("text", "found", "entity", "whole"), [
+    ("N.º de processo: 2019/004412\n", "004412", "MEDICAL_ID", "2019/004412"),
+    ("N. cartella: DIA-2231/17, grazie", "2231", "MEDICAL_ID", "DIA-2231/17"),
+    ("Nr legitymacji: 118/2023.", "2023", "PERSONAL_ID", "118/2023"),
+    ("Логин в 1С / AD: abdullaev.t\n", "abdullaev", "USERNAME", "abdullaev.t"),
+    ("ask user jdoe. Next time", "jdoe", "USERNAME", "jdoe"),  # a full stop, then a space
+    ("id 12345 / 2024", "12345", "PERSONAL_ID", "12345"),  # spaces around: no join
+])
+def test_an_identifier_takes_the_groups_joined_to_it(text: str, found: str, entity: str,
+                                                     whole: str) -> None:
+    spans = DetectorChain([FindsOnly(found, entity)], timeout_s=None).run(text).spans
+    assert [text[s.start:s.end] for s in spans] == [whole]

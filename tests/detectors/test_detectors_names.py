@@ -209,6 +209,12 @@ def test_a_single_letter_is_no_title_before_an_ordinary_word(names) -> None:
     assert found(names, "Size M. The shirt is fine. See p. The next page.") == []
 
 
+def test_av_is_an_avenue_not_a_lawyers_title(names) -> None:
+    # Turkish lawyers write 'Av.' too; 'Avukat' stays a title.
+    assert found(names, "Distribuidora Horizonte Ltda.\nAv. Paulista, 1578") == []
+    assert found(names, "Vekil: Avukat Mehmet Yılmaz") == ["Mehmet Yılmaz"]
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("新郎 王浩然 & 新娘 林思琪", ["林思琪", "王浩然"]),
     ("新郎父母：王建国 李秀兰\n新娘父母：林志明 陈美玲", ["李秀兰", "林志明", "王建国", "陈美玲"]),
