@@ -7,7 +7,10 @@ of every e-mail footer and imprint. A span is an organisation's contact when the
 - a phone number of a service type no person holds (toll-free and shared-cost numbers:
   `0800 ...`, `1-800-...`, `0120-...`), by phonenumbers' metadata;
 - a phone number or an address right after an organisation's label on its line
-  (`Switchboard:`, `Customer service`, `Head office:`, `Siège social :`, `Zentrale`, `本社`);
+  (`Switchboard:`, `Customer service`, `Head office:`, `Siège social :`, `Zentrale`, `本社`,
+  `Our address is`, `Nuestra dirección es`);
+- an address right after an institution's name, or starting with one (`the Civic Centre, 2
+  Station Road`, `Bezirksamt Hamburg-Nord, Kümmellstraße 7`, `Returns Centre, Unit 4 ...`);
 - a phone number or an address on the line of a company's name with its legal form, or on
   one of the two lines under it (`Northwind Traders Ltd`, `Stadtwerke Ulmental GmbH`,
   `株式会社…`; the legal form ends its line or is followed by a comma or a bar),
@@ -56,8 +59,30 @@ _ORG_LABEL = regex.compile(
     r"informazioni|servizio consumatori|prenotazioni|auskunft|fahrplanauskunft|"
     r"kundtj[äa]nst|kundeservice|kundesenter(?:et)?|asiakaspalvelu|vev[őo]szolg[áa]lat|"
     r"m[üu]şteri (?:hizmetleri|ileti[şs]im merkezi)|relation clients?|infolini[a-ząę]*|"
-    r"справочная|контактн[а-я]* центр[а-я]*|お問い合わせ|문의|热线))"
+    r"справочная|контактн[а-я]* центр[а-я]*|お問い合わせ|문의|热线|"
+    # an organisation speaking of its own premises
+    r"our (?:new )?(?:address|offices?|premises|shop|store|studio|clinic|branch)|"
+    r"(?:we're|we are|we've moved|we have moved)(?: now)? (?:at|to)|visit us at|find us at|"
+    r"nuestra (?:nueva )?direcci[óo]n|nuestras oficinas|notre (?:nouvelle )?adresse|"
+    r"nos bureaux|unsere (?:neue )?adresse|besuchen sie uns|onze (?:nieuwe )?adres|"
+    r"nosso (?:novo )?endere[çc]o|il nostro indirizzo|nasz adres|наш адрес))"
 )
+# An institution named right before an address on its line, or at its start ('at the Civic
+# Centre, 2 Station Road', 'Bezirksamt Hamburg-Nord, Kümmellstraße 7', 'Fiera Milano Rho (Strada
+# ...'). No word for a home or a block of flats ('Tower', 'Court', 'House', 'Hall of Residence').
+_INSTITUTION_NAME = (
+    r"(?i:(?<!\w)(?:cent(?:re|er|rum)|library|museum|hospital|clinic|school|college|university|"
+    r"embassy|consulate|hotel|station|expo|fiera|messe|rathaus|[a-zäöü]*amt|stadsloket|"
+    r"gemeente|mairie|ayuntamiento|comune|municipio|palazzo|town hall|city hall|council|"
+    r"headquarters|depot|warehouse|stadium|church|cathedral|theatre|theater|cinema|airport|"
+    r"post office|co-op|supermarket|pharmacy|apotheke|farmacia|pharmacie|посольство|"
+    r"консульство|구청|시청|주민센터|区役所|市役所|役場))"
+    r"(?:[ \t-]+(?:\p{Lu}[\p{L}\-]*|de|del|della|di|du|des|la|le|van|von|der)){0,4}"
+    r"(?:[ \t]+car park)?[ \t]*[,(:–]"
+)
+_INSTITUTION_BEFORE = regex.compile(_INSTITUTION_NAME + r"[ \t]*$")
+_INSTITUTION_FIRST = regex.compile(r"(?:\p{Lu}[\p{L}'’\-]*[ \t]+){0,3}" + _INSTITUTION_NAME)
+
 # Between an organisation's label and its value: punctuation, a short note, no digits.
 _LABEL_GAP = regex.compile(r"[^\d\n]{0,30}$")
 _REGISTER_LABEL = regex.compile(
@@ -126,6 +151,9 @@ def _is_organisation_contact(text: str, span: Span, people: list[Span]) -> bool:
         return True
     labels = list(_ORG_LABEL.finditer(before))
     if labels and _LABEL_GAP.fullmatch(before[labels[-1].end():]):
+        return True
+    if span.entity == _ADDRESS and (_INSTITUTION_BEFORE.search(before[-80:])
+                                    or _INSTITUTION_FIRST.match(value)):
         return True
     block = text[block_start:span.start]
     if _PERSONAL.search(block):

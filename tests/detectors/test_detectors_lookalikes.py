@@ -51,6 +51,13 @@ PUBLIC = [
     ("npm install @babel/core --save-dev", "@babel"),
     ("ping @here, the deploy is done", "@here"),
     ("the sprite is icon@2x.png and the sync is @10", "@10"),
+    ("We look forward to welcoming you. Our address is 1 Quay Street, Bristol BS1 4RE.",
+     "1 Quay Street, Bristol BS1 4RE"),
+    ("Nuestra dirección es Paseo de la Bonanova 55, 08017 Barcelona.", "Bonanova 55"),
+    ("Plans can be viewed at the Civic Centre, 2 Station Road, Westford WF1 2AB.",
+     "2 Station Road"),
+    ("Returns Centre, Unit 4 Apex Park, Brackmills Industrial Estate, Northampton NN4 7PB",
+     "Unit 4 Apex Park"),
 ]
 
 # (text, a private value in it): every character of the value must be in a span.
@@ -75,6 +82,8 @@ PRIVATE = [
     ("Maria Lopez, 12/03/1985, Ward 4", "12/03/1985"),
     ("ok @jdoe_88 thx, merging", "@jdoe_88"),
     ("pushed by @quentin-morel to the release branch", "@quentin-morel"),
+    ("I live at Flat 2, Harbour Tower, 5 Quay Street, Bristol BS1 4RE", "5 Quay Street"),
+    ("Ship to: Returns Centre, Unit 4 Apex Park, Northampton NN4 7PB", "Unit 4 Apex Park"),
 ]
 
 
