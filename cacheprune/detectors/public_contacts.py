@@ -16,7 +16,8 @@ of every e-mail footer and imprint. A span is an organisation's contact when the
   `株式会社…`; the legal form ends its line or is followed by a comma or a bar),
   or under a team's sign-off line (`Brightline Customer Support`);
 - any span that follows or starts with a company register's label (`Company no.`, `VAT`,
-  `KvK`, `HRB`, `RCS Paris`).
+  `KvK`, `HRB`, `RCS Paris`);
+- an e-mail address of a role mailbox (`info@`, `service.client@`, `noreply@`, `recruitment@`).
 
 NOTE: a missed private value costs more than a masked public one, so each rule yields to a
 person: a personal word before the value on its line (`my`, `home`, `mobile`, `ship to`,
@@ -39,6 +40,20 @@ _CONTACTS = frozenset({_PHONE, _ADDRESS})
 _KEPT = frozenset({"EMAIL_ADDRESS", "EMAIL", "SECRET", "IP_ADDRESS", "CREDIT_CARD", "IBAN_CODE",
                    "US_SSN", "PERSON"})
 _PERSON = "PERSON"
+_EMAILS = frozenset({"EMAIL_ADDRESS", "EMAIL"})
+# Local parts of role mailboxes, in many languages ('service.client', 'kundenservice').
+_ROLE_WORDS = frozenset("""
+info infos information contact contacts contacto contato kontakt hello hallo hola bonjour hi
+support help helpdesk service services customerservice customer customers client clients
+clientes cliente care sales vendas ventas vente billing accounts accounting invoices invoice
+finance procurement purchasing orders order returns noreply no reply donotreply do not admin
+administration office reception press presse prensa stampa media pr marketing hr jobs job
+careers career recruitment recruiting bewerbung bewerbungen team webmaster postmaster abuse
+security privacy dpo datenschutz legal compliance events bookings booking reservations
+reservas enquiries inquiries feedback newsletter assistenza servizio clienti kundenservice
+kundendienst verwaltung sekretariat secretaria secretaría secretariat segreteria
+atendimento atencion atención office mail post hotline it ops operations
+""".split())
 
 _ORG_LABEL = regex.compile(
     r"(?i:(?<!\w)(?:switchboard|main (?:line|office|number)|head ?office|headquarters|HQ|"
@@ -124,7 +139,8 @@ def drop_organisation_contacts(text: str, spans: list[Span]) -> list[Span]:
     """`spans` without those that the text marks as an organisation's contact details."""
     people = [s for s in spans if s.entity == _PERSON]
     dropped = {s for s in spans
-               if s.entity not in _KEPT and _is_organisation_contact(text, s, people)}
+               if s.entity not in _KEPT and _is_organisation_contact(text, s, people)
+               or s.entity in _EMAILS and _is_role_mailbox(text, s)}
     # Town names the name detector read inside a dropped address ('San Francisco') go with it,
     # and so does what another detector labelled otherwise inside a dropped contact (the token
     # tagger may read a hotline's digits as a date); what is never dropped stays.
@@ -162,6 +178,17 @@ def _is_organisation_contact(text: str, span: Span, people: list[Span]) -> bool:
         return True
     lines_above = text[block_start:line_start].splitlines()
     return any(_TEAM_LINE.match(line.strip()) for line in lines_above)
+
+
+def _is_role_mailbox(text: str, span: Span) -> bool:
+    """An address whose local part names a role, not a person ('info@', 'service.client@',
+    'noreply@', 'recruitment@'), unless a personal word precedes it on its line."""
+    local = text[span.start:span.end].split("@", 1)[0].casefold()
+    parts = [p for p in regex.split(r"[._\-+]", local) if p]
+    if not parts or not all(p in _ROLE_WORDS for p in parts):
+        return False
+    line_start = text.rfind("\n", 0, span.start) + 1
+    return not _PERSONAL.search(text[line_start:span.start])
 
 
 def _line_of(text: str, at: int) -> str:

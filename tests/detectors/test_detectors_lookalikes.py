@@ -1,5 +1,5 @@
-"""The default policy on what is public although it looks private (an organisation's hotline
-and registered office, a release's checksum, a request's UUID, the date of an event, an epoch
+"""The default policy on what is public although it looks private (an organisation's hotline,
+registered office and role mailboxes, a release's checksum, a request's UUID, the date of an event, an epoch
 timestamp, a decorator), and on the private values written the same way that must stay masked
 (a sole trader's toll-free number, a payment key that is a UUID, a mention)."""
 
@@ -58,6 +58,8 @@ PUBLIC = [
      "2 Station Road"),
     ("Returns Centre, Unit 4 Apex Park, Brackmills Industrial Estate, Northampton NN4 7PB",
      "Unit 4 Apex Park"),
+    ("appelez le 3639 ou écrivez à service.client@banque-exemple.fr", "service.client@"),
+    ("Questions: hello@marlowrepaircafe.org.uk or noreply@tilewright.dev", "hello@"),
 ]
 
 # (text, a private value in it): every character of the value must be in a span.
@@ -84,6 +86,8 @@ PRIVATE = [
     ("pushed by @quentin-morel to the release branch", "@quentin-morel"),
     ("I live at Flat 2, Harbour Tower, 5 Quay Street, Bristol BS1 4RE", "5 Quay Street"),
     ("Ship to: Returns Centre, Unit 4 Apex Park, Northampton NN4 7PB", "Unit 4 Apex Park"),
+    ("my email: info@janedoe.me", "info@janedoe.me"),  # a role word after 'my'
+    ("write to hope.sales@example.com", "hope.sales@example.com"),  # a name is no role
 ]
 
 
