@@ -1,7 +1,7 @@
 """The default policy on what is public although it looks private (an organisation's hotline,
-registered office and role mailboxes, a release's checksum, a request's UUID, the date of an event, an epoch
-timestamp, a decorator), and on the private values written the same way that must stay masked
-(a sole trader's toll-free number, a payment key that is a UUID, a mention)."""
+registered office and role mailboxes, a release's checksum, a request's UUID, the date of an
+event, an epoch timestamp, a decorator), and on the private values written the same way that
+must stay masked (a sole trader's toll-free number, a payment key that is a UUID, a mention)."""
 
 from __future__ import annotations
 
