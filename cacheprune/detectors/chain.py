@@ -216,12 +216,12 @@ class DetectorChain:
         for (start, _), view, found_here in zip(pieces, views, progress.found_per_piece,
                                                 strict=True):
             try:
-                if self.organisation_contacts:
-                    found_here = drop_organisation_contacts(view.text, found_here)
                 if self.whole_values:
                     found_here = whole_values(view.text, found_here)
                 if self.public_names:  # after growth: 'Hugo' grows to 'Victor Hugo' first
                     found_here = drop_public_names(view.text, found_here)
+                if self.organisation_contacts:  # a public name near a hotline is no person
+                    found_here = drop_organisation_contacts(view.text, found_here)
                 if self.examples:
                     found_here = drop_examples(view.text, found_here)
                 if self.whole_values:

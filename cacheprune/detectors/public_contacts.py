@@ -75,6 +75,10 @@ _ORG_LABEL = regex.compile(
     r"kundtj[äa]nst|kundeservice|kundesenter(?:et)?|asiakaspalvelu|vev[őo]szolg[áa]lat|"
     r"m[üu]şteri (?:hizmetleri|ileti[şs]im merkezi)|relation clients?|infolini[a-ząę]*|"
     r"справочная|контактн[а-я]* центр[а-я]*|お問い合わせ|문의|热线|"
+    # desks and lines of offices, schools and services
+    r"customer line|reception|sekretariat[a-zäöü]*|sekretariacie|secretar[ií]a|"
+    r"segreteria|secr[ée]tariat|справочн[а-я]*|咨询电话|諮詢電話|服务热线|服務專線|"
+    r"infoline|informacje|24/7|7/24|service des imp[ôo]ts|"
     # an organisation speaking of its own premises
     r"our (?:new )?(?:address|offices?|premises|shop|store|studio|clinic|branch)|"
     r"(?:we're|we are|we've moved|we have moved)(?: now)? (?:at|to)|visit us at|find us at|"
@@ -99,7 +103,7 @@ _INSTITUTION_BEFORE = regex.compile(_INSTITUTION_NAME + r"[ \t]*$")
 _INSTITUTION_FIRST = regex.compile(r"(?:\p{Lu}[\p{L}'’\-]*[ \t]+){0,3}" + _INSTITUTION_NAME)
 
 # Between an organisation's label and its value: punctuation, a short note, no digits.
-_LABEL_GAP = regex.compile(r"[^\d\n]{0,30}$")
+_LABEL_GAP = regex.compile(r"[^\d\n]{0,40}$")
 _REGISTER_LABEL = regex.compile(
     r"(?i:(?<!\w)(?:company (?:no|number|reg(?:istration)?(?: no)?)|reg(?:istration)? no|"
     r"registered in [a-z ]+ no|crn|vat(?: (?:no|number|id|reg))?|ust-?id(?:nr)?|"

@@ -99,7 +99,6 @@ def test_a_span_inside_a_public_name_written_around_it(text: str, value: str,
     ("Die Ferdinand-Porsche-Schule lädt ein", "Die Ferdinand-Porsche-Schule"),
     ("Πτήσεις από το Αεροδρόμιο Ελευθέριος Βενιζέλος", "Αεροδρόμιο Ελευθέριος Βενιζέλος"),
     ("başvurular Hasanpaşa Mah. Fahrettin Kerim Gökay Cad. No: 5", "Fahrettin Kerim Gökay Cad"),
-    ("the claimant should be written as 'John Doe' on the form", "John Doe"),  # a stand-in
 ])
 def test_a_name_in_the_name_of_a_place_or_a_prize_is_public(text: str, value: str) -> None:
     assert drop_public_names(text, [_person(text, value)]) == []
@@ -109,7 +108,6 @@ def test_a_name_in_the_name_of_a_place_or_a_prize_is_public(text: str, value: st
     ("Regards,\nJohn Way", "John Way"),  # one name word before a place word: a surname
     ("Bhí Máire Ní Bhriain ag glaoch inné", "Máire Ní Bhriain"),  # 'ag' ("at") is no 'AG'
     ("My friend Maria Santos Building works here", "Maria Santos Building"),
-    ("Patient: John Doe, unidentified, brought in at 02:10", "John Doe"),
     ("Dear Anna-Schule,", "Anna-Schule"),
 ])
 def test_a_persons_name_beside_a_place_word_stays_masked(text: str, value: str) -> None:
