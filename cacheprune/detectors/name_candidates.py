@@ -65,7 +65,7 @@ class NameCandidates:
     def __init__(self, vocabulary_model: str = DEFAULT_VOCABULARY_MODEL) -> None:
         self._gazetteer = load_gazetteer()
         self._ordinary = ordinary_words(vocabulary_model)
-        self._other_stop_words = _other_stop_words()
+        self._other_stop_words = other_stop_words()
 
     def join(self, text: str) -> JoinedSegments:
         pieces: list[str] = []
@@ -120,7 +120,7 @@ class NameCandidates:
 
 
 @functools.lru_cache(maxsize=1)
-def _other_stop_words() -> frozenset[str]:
+def other_stop_words() -> frozenset[str]:
     """Stop words of `_OTHER_LANGUAGES` that are no English stop words (spaCy's lists)."""
     import importlib
 

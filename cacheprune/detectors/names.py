@@ -26,6 +26,7 @@ import regex
 
 from cacheprune.detectors.base import Detector, Span
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
+from cacheprune.detectors.name_candidates import other_stop_words
 from cacheprune.detectors.name_islands import NameIslands
 from cacheprune.detectors.name_said import names_before_said
 from cacheprune.detectors.name_scripts import LabelledScriptNames, script_name_pattern
@@ -45,6 +46,8 @@ _GAP = regex.compile(r"[ \t\u00a0]{1,2}|\.[ \t]|\.-")
 _COORDINATION = regex.compile(r",?[ \t]+(?:and|&|or|y|et|und|e|en|og|och|i|ve|и)[ \t]+|,[ \t]*")
 # Where an item of a list or a record starts: a line, a cell, a quote, a header's colon.
 _ITEM_START = regex.compile(r"(?:^|[;:\"(<\[|\t]|>,)[ \t]*$", regex.MULTILINE)
+# Articles and prepositions between a cue and a name in chats ('frag mal den ole').
+_CUE_ARTICLES = r"der|dem|den|die|la|el|al|a|à|au|o|pro|pra|ao|a la|à la"
 # A lone capitalized word mid-sentence is a name without a cue when it is a given name this
 # popular somewhere ('Yesterday Priya asked') and no English word at all.
 _LONE_NAME_RANK = 300
@@ -68,7 +71,10 @@ class NameDetector(Detector):
         self._titles = frozenset(t.casefold().rstrip(".") for t in self.words.titles)
         self._relations = frozenset(w.casefold() for w in self.words.relation_words)
         self._cue_words = frozenset(c.casefold() for c in self.words.name_cues if " " not in c)
-        self._cue = _phrase_pattern(self.words.name_cues, r"[ \t]*[,:]?[ \t]*$")
+        # A cue, an article of a chat's spoken language maybe ('sag mal der annika', 'dile a
+        # la rosi', 'fala pro joão'), then the name.
+        self._cue = _phrase_pattern(self.words.name_cues,
+                                    rf"(?:[ \t]+(?:{_CUE_ARTICLES}))?[ \t]*[,:]?[ \t]*$")
         self._after_cue = _phrase_pattern(self.words.after_cues, r"(?!\w)", start=True) \
             if self.words.after_cues else None
         # A degree between a name and the word that says it spoke ('diane geisler b.a. says').
@@ -83,6 +89,7 @@ class NameDetector(Detector):
         self._scripts = script_name_pattern(self.words)
         self._labelled = LabelledScriptNames(self.words)
         self._stop_words = ordinary_words(vocabulary_model).stop_words
+        self._other_stop_words = other_stop_words()
         self._islands = NameIslands(self.words)
 
     def describe(self) -> dict[str, Any]:
@@ -104,6 +111,7 @@ class NameDetector(Detector):
                 left_out.append(words[index:end])
             index = end
         spans.extend(self._family_comma_given(text, words))
+        spans.extend(self._cued_lower_given(text, words))
         spans.extend(self._given_unlisted_family(text, words))
         if self._after_cue is not None:
             spans.extend(Span(ENTITY, start, end, 0.7, self.name) for start, end in
@@ -117,7 +125,7 @@ class NameDetector(Detector):
                      for start, end in self._labelled.find(text))
         spans.extend(Span(ENTITY, start, end, 0.65, self.name)
                      for start, end in self._islands.find(text))
-        return spans
+        return list(dict.fromkeys(spans))
 
     def _says_at(self, text: str, at: int) -> bool:
         """A word that says a person spoke starts at `at`, or a degree and then such a word."""
@@ -173,6 +181,22 @@ class NameDetector(Detector):
                     (family.capitalized or family.upper) and (given.capitalized or given.upper)
                     and _ITEM_START.search(text, max(0, family.start - 12), family.start)):
                 found.append(Span(ENTITY, family.start, given.end, 0.7, self.name))
+        return found
+
+    def _cued_lower_given(self, text: str, words: list[NameWord]) -> list[Span]:
+        """'tell kemi i said hi', 'dile a guille que...', 'frag mal den ole': a popular given
+        name in lower case right after a cue, which no word list of any language knows as
+        another word ('que', 'mal' and 'oye' are names in the gazetteer too)."""
+        found = []
+        for word in words:
+            if not (word.lower and word.first is not None and word.first <= COMMON_RANK
+                    and not word.noun and not word.ordinary and not word.particle
+                    and word.end - word.start >= 3):
+                continue
+            if text[word.start:word.end].casefold() in self._other_stop_words:
+                continue
+            if self._cue.search(text, max(0, word.start - 40), word.start):
+                found.append(Span(ENTITY, word.start, word.end, 0.7, self.name))
         return found
 
     def _given_unlisted_family(self, text: str, words: list[NameWord]) -> list[Span]:
@@ -248,6 +272,8 @@ class NameDetector(Detector):
             return self._score_caseless(text, names, start, end, before)
         if run[0].capitalized:
             return self._score_capitalized(text, names, start, end, before)
+        if any(text[w.start:w.end].casefold() in self._other_stop_words for w in run):
+            return None  # 'dile que venga': "que" is a name in the gazetteer too
         return self._score_lower(run, start, end, before, text[end:end + 20])
 
     def _is_place(self, text: str, word: NameWord) -> bool:
@@ -336,8 +362,9 @@ class NameDetector(Detector):
             # 'hi, i'm marco', 'thanks john': a popular given name right after a cue.
             lone = names[0]
             popular = lone.first is not None and lone.first <= COMMON_RANK and not lone.noun
-            return (start, end, 0.7) if popular and self._cue.search(before) else None
-        if names[0].first is None or names[0].first > COMMON_RANK or names[-1].last is None:
+            return (lone.start, lone.end, 0.7) if popular and self._cue.search(before) else None
+        if names[0].first is None or names[0].first > COMMON_RANK or names[-1].last is None \
+                or any(w.ordinary for w in names):  # 'kemi i said': "said" is a verb too
             return None
         previous = before.split()[-1:] or [""]
         if previous[0].casefold().strip(",:") in self._relations or self._cue.search(before):

@@ -264,3 +264,16 @@ def test_a_span_in_a_script_without_spaces_is_not_grown_over_the_sentence(text: 
                                                                          part: str) -> None:
     spans = DetectorChain([FindsOnly(part)], timeout_s=None).run(text).spans
     assert [text[s.start:s.end] for s in spans] == [part]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("[09:03] tomi_b: and tell kemi i said hi", ["kemi"]),  # not 'i said' ('said' is a name too)
+    ("[18:40] paz: oye dile a guille que mañana no hay entreno", ["guille"]),
+    ("[20:14] Jonas: sag mal der annika bescheid", ["Jonas", "annika"]),
+    ("y dile a la rosi que venga", ["rosi"]),
+    ("dile que venga mañana", []),  # 'que' is a word of Spanish, whatever the gazetteer says
+    ("ask the manager about it", []),
+])
+def test_a_given_name_in_lower_case_after_a_chats_cue_in_many_languages(
+        names, text: str, expected: list[str]) -> None:
+    assert found(names, text) == expected
