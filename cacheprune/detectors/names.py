@@ -25,8 +25,8 @@ from typing import Any, ClassVar
 import regex
 
 from cacheprune.detectors.base import Detector, Span
-from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
 from cacheprune.detectors.name_candidates import other_stop_words
+from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
 from cacheprune.detectors.name_islands import NameIslands
 from cacheprune.detectors.name_said import names_before_said
 from cacheprune.detectors.name_scripts import LabelledScriptNames, script_name_pattern
