@@ -53,7 +53,7 @@ _CUE_ARTICLES = r"der|dem|den|die|la|el|al|a|à|au|o|pro|pra|ao|a la|à la"
 _LONE_NAME_RANK = 300
 # Longer runs of words without letter case are sentences ('يرجى الاتصال بمركز خدمة العملاء').
 _MAX_CASELESS_WORDS = 4
-_CASELESS_AFTER_TITLE = 2
+_CASELESS_AFTER_TITLE = 3
 
 
 class NameDetector(Detector):
@@ -307,10 +307,10 @@ class NameDetector(Detector):
         if self._after_title(before) or titled:
             # 'श्री राजेश कुमार शर्मा ने फॉर्म भरा': the words after the title, not the sentence
             given = names[titled[0] + 1:] if titled else names
-            # Two words, and up to two more the gazetteer knows ('خالد عبد الرحمن الزعبي'; not
-            # 'יוסי אברהמי אתמול', "yesterday"), up to a function word ('... في', "in").
+            # Three words, and a fourth the gazetteer knows ('خالد عبد الرحمن الزعبي'), up to a
+            # function word ('الأستاذة نورة الشهري في': "in" ends the name).
             given = given[:_CASELESS_AFTER_TITLE] + list(itertools.takewhile(
-                lambda w: w.known, given[_CASELESS_AFTER_TITLE:_CASELESS_AFTER_TITLE + 2]))
+                lambda w: w.known, given[_CASELESS_AFTER_TITLE:_CASELESS_AFTER_TITLE + 1]))
             given = list(itertools.takewhile(lambda w: not w.ordinary, given))
             return (given[0].start, given[-1].end, 0.8) if given else None
         if len(names) > _MAX_CASELESS_WORDS:
@@ -330,8 +330,8 @@ class NameDetector(Detector):
         after_title = self._after_title(before)
         signed = self._after_sign_off(text, start)
         cued = bool(self._cue.search(before)) or signed
-        if after_title:
-            return start, end, 0.9
+        if after_title and not (_after_initial_title(before) and all(w.ordinary for w in names)):
+            return start, end, 0.9  # not 'Size M. The shirt': a letter is a title before a name
         if signed and len(names) <= 4 and _ends_line(text, end):
             return start, end, 0.8  # the whole line under 'Regards,': the writer's name
         if len(names) >= 2 and num_strong >= 1 and num_known >= 2:
@@ -415,6 +415,11 @@ def _ends_line(text: str, end: int) -> bool:
 def _sentence_start(before: str) -> bool:
     stripped = before.rstrip(" \t")
     return not stripped or stripped[-1] in ".!?\n:\"'“"
+
+
+def _after_initial_title(before: str) -> bool:
+    """The title right before is a single letter ('M. Rousseau', French for Monsieur)."""
+    return regex.search(r"(?<![\p{L}\p{M}.])\p{L}\.[ \t]$", before) is not None
 
 
 def _phrase_pattern(phrases: list[str], tail: str, start: bool = False) -> regex.Pattern[str]:
