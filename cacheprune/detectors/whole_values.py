@@ -76,6 +76,10 @@ _SECRET_START = _SECRET_END | frozenset("=:：")
 # How many words a PERSON span may grow by on each side.
 _MAX_WORDS = 4
 _WORD_CHAR = regex.compile(r"[\w\p{M}]")
+# Letters of a spaceless script that may still be one word: a name between spaces or marks.
+_MAX_SPACELESS_WORD = 6
+_MAX_THAI_WORD = 14
+_THAI = regex.compile(r"\p{Thai}")
 _NAME_WORD = r"(?:\p{Lu}[\p{L}\p{M}]*(?:['’\-]\p{L}[\p{L}\p{M}]*)*)"
 # 'J.', 'J.M.', 'Р.': capital letters, each with its period.
 _INITIALS = r"(?:\p{Lu}\.(?:\p{Lu}\.)*)(?![\p{L}\p{M}])"
@@ -168,17 +172,21 @@ def _with_name_commas(text: str, spans: list[Span]) -> list[Span]:
 
 
 def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
-    """The whole words around [start, end); in a script without spaces between words, where
-    a word's edge cannot be seen, the span's own ('我是王浩然的同学': '王浩然' stays)."""
-    def joined(left: str, right: str) -> bool:
-        return bool(_WORD_CHAR.match(left) and _WORD_CHAR.match(right)) and not (
-            SPACELESS_LETTER.match(left) or SPACELESS_LETTER.match(right))
-
-    while start > 0 and joined(text[start - 1], text[start]):
-        start -= 1
-    while end < len(text) and joined(text[end - 1], text[end]):
-        end += 1
-    return start, end
+    """The whole words around [start, end). In a script without spaces between words a run of
+    its letters is a word only when short ('小林 さくら', a Thai name between spaces); in a
+    longer one, a sentence, the span keeps its own edges ('我是王浩然的同学': '王浩然')."""
+    grown_start, grown_end = start, end
+    while grown_start > 0 and _WORD_CHAR.match(text[grown_start - 1]) and \
+            _WORD_CHAR.match(text[grown_start]):
+        grown_start -= 1
+    while grown_end < len(text) and _WORD_CHAR.match(text[grown_end]) and \
+            _WORD_CHAR.match(text[grown_end - 1]):
+        grown_end += 1
+    word = text[grown_start:grown_end]
+    spaceless = len(SPACELESS_LETTER.findall(word))
+    if spaceless and spaceless > (_MAX_THAI_WORD if _THAI.search(word) else _MAX_SPACELESS_WORD):
+        return start, end
+    return grown_start, grown_end
 
 
 def _joined_edges(text: str, start: int, end: int, joiners: str) -> tuple[int, int]:

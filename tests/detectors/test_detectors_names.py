@@ -257,14 +257,16 @@ def test_a_word_before_a_comma_and_a_name_in_a_sentence_stays_public(names) -> N
     assert not [v for v in found(names, "In winter, Ingrid went home.") if "inter" in v]
 
 
-@pytest.mark.parametrize(("text", "part"), [
-    ("我是王浩然的同学", "王浩然"),  # no space marks a word's edge: the span's own edges stay
-    ("佐々木さんに渡しました", "佐々木"),
+@pytest.mark.parametrize(("text", "part", "whole"), [
+    ("我是王浩然的同学", "王浩然", "王浩然"),  # a sentence: the span's own edges stay
+    ("佐々木さんに渡しました", "佐々木", "佐々木"),
+    ("小林 さくら\n", "さ", "さくら"),  # a short run between spaces is one word
+    ("นางสาวพรทิพย์ ศรีสุข ได้", "ศรี", "ศรีสุข"),
 ])
-def test_a_span_in_a_script_without_spaces_is_not_grown_over_the_sentence(text: str,
-                                                                         part: str) -> None:
+def test_a_span_in_a_script_without_spaces_is_not_grown_over_the_sentence(
+        text: str, part: str, whole: str) -> None:
     spans = DetectorChain([FindsOnly(part)], timeout_s=None).run(text).spans
-    assert [text[s.start:s.end] for s in spans] == [part]
+    assert [text[s.start:s.end] for s in spans] == [whole]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
