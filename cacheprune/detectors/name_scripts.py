@@ -1,8 +1,9 @@
 """Names in scripts written without spaces: a family name from a list, then a given name, then
 a word that follows people (an honorific, 'I am') or a cue before it.
 
-Chinese ('王伟先生'), Korean ('김민준입니다') and Japanese ('佐々木 美咲です'). The lists are in
-rules/names.yaml; a family name alone is too common a syllable or character to go by.
+Chinese ('王伟先生'), Korean ('김민준입니다') and Japanese ('佐々木 美咲です'); Thai names after a
+title written against them ('นายสมศักดิ์ ศรีสุวรรณ'). The lists are in rules/names.yaml; a family
+name alone is too common a syllable or character to go by.
 """
 
 from __future__ import annotations
@@ -89,3 +90,16 @@ class LabelledScriptNames:
                     if label.match(text, at):
                         break  # the next label's name is found from there ('· 신부 이서연')
         return found
+
+
+def thai_name_pattern(words: NameWordsSpec) -> regex.Pattern[str]:
+    """A Thai title ('นาย', 'นางสาว', 'เด็กหญิง'), not the start of another word ('นายก...'),
+    then the given name and, after a space, the family name, each ending at a space or a mark."""
+    if not words.thai_titles:
+        return regex.compile(r"(?!)(?P<name>)")
+    not_titles = _alternation(words.thai_not_titles) if words.thai_not_titles else "(?!)"
+    thai = r"[\u0e01-\u0e4e]"
+    return regex.compile(
+        rf"(?<!{thai})(?!{not_titles})(?:{_alternation(words.thai_titles)})"
+        rf"(?P<name>{thai}{{2,20}}(?:[ \t]{thai}{{2,25}})?)(?=[\s,.;:)(\]]|$)"
+    )

@@ -50,6 +50,8 @@ class NameWordsSpec(BaseModel):
     han_labels: list[str] = Field(default_factory=list)
     hangul_labels: list[str] = Field(default_factory=list)
     japanese_labels: list[str] = Field(default_factory=list)
+    thai_titles: list[str] = Field(default_factory=list)
+    thai_not_titles: list[str] = Field(default_factory=list)
     role_titles: list[str] = Field(default_factory=list)
     list_labels: list[str] = Field(default_factory=list)
     list_honorifics: list[str] = Field(default_factory=list)

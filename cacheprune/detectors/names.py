@@ -29,7 +29,11 @@ from cacheprune.detectors.name_candidates import other_stop_words
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, table_name
 from cacheprune.detectors.name_islands import NameIslands
 from cacheprune.detectors.name_said import names_before_said
-from cacheprune.detectors.name_scripts import LabelledScriptNames, script_name_pattern
+from cacheprune.detectors.name_scripts import (
+    LabelledScriptNames,
+    script_name_pattern,
+    thai_name_pattern,
+)
 from cacheprune.detectors.name_streets import StreetWords
 from cacheprune.detectors.name_tokens import NameWord, WordReader
 from cacheprune.detectors.name_words import (
@@ -88,6 +92,7 @@ class NameDetector(Detector):
         self._streets = StreetWords(self._reader)
         self._scripts = script_name_pattern(self.words)
         self._labelled = LabelledScriptNames(self.words)
+        self._thai = thai_name_pattern(self.words)
         self._stop_words = ordinary_words(vocabulary_model).stop_words
         self._other_stop_words = other_stop_words()
         self._islands = NameIslands(self.words)
@@ -123,6 +128,8 @@ class NameDetector(Detector):
                      for m in self._scripts.finditer(text))
         spans.extend(Span(ENTITY, start, end, 0.7, self.name)
                      for start, end in self._labelled.find(text))
+        spans.extend(Span(ENTITY, m.start("name"), m.end("name"), 0.7, self.name)
+                     for m in self._thai.finditer(text))
         spans.extend(Span(ENTITY, start, end, 0.65, self.name)
                      for start, end in self._islands.find(text))
         return list(dict.fromkeys(spans))

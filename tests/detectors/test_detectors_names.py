@@ -280,3 +280,18 @@ def test_a_span_in_a_script_without_spaces_is_not_grown_over_the_sentence(
 def test_a_given_name_in_lower_case_after_a_chats_cue_in_many_languages(
         names, text: str, expected: list[str]) -> None:
     assert found(names, text) == expected
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("ผู้ปฏิบัติงานแทน: นายธีรวัฒน์ บุญมา\n", "ธีรวัฒน์ บุญมา"),
+    ("ระหว่าง นางสาวกมลชนก ศรีสุวรรณ (น้องแพม) บุตรี", "กมลชนก ศรีสุวรรณ"),
+    ("ผู้ปกครองของ เด็กชายปกรณ์ จันทร์เพ็ญ นักเรียน", "ปกรณ์ จันทร์เพ็ญ"),
+])
+def test_thai_names_after_a_title_written_against_them(names, text: str, name: str) -> None:
+    assert name in found(names, text)
+
+
+def test_thai_words_that_start_like_a_title_are_no_title(names) -> None:
+    # 'นายกรัฐมนตรี' is "prime minister", 'นางพยาบาล' "nurse": no name starts after 'นาย'/'นาง'
+    assert not any(v.startswith(("กรัฐมนตรี", "พยาบาล"))
+                   for v in found(names, "นายกรัฐมนตรี ประยุทธ์ กล่าว นางพยาบาล สมใจ ดูแล"))
