@@ -88,7 +88,8 @@ def _json_pairs(text: str, objects: list[tuple[int, int]]) -> Iterator[_Pair]:
     """Pairs inside braces, each in its innermost object; the record is named by the key the
     object is the value of."""
     opens = [start for start, _ in objects]
-    for match in _PAIR.finditer(text):
+    pairs = (m for start, end in _outermost(objects) for m in _PAIR.finditer(text, start, end))
+    for match in pairs:
         at = match.start()
         index = bisect.bisect_right(opens, at) - 1
         inner = None
@@ -159,14 +160,20 @@ def _yaml_pairs(text: str, objects: list[tuple[int, int]]) -> Iterator[_Pair]:
                     ("yaml", paragraph_start, indent, len(parents), parent), outer)
 
 
+def _outermost(objects: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The objects (sorted by start) that no other holds, in order."""
+    spans: list[tuple[int, int]] = []
+    for start, end in objects:
+        if not spans or start >= spans[-1][1]:
+            spans.append((start, end))
+    return spans
+
+
 class _Inside:
     """Whether a position lies inside one of the objects (sorted by start)."""
 
     def __init__(self, objects: list[tuple[int, int]]) -> None:
-        self._spans: list[tuple[int, int]] = []
-        for start, end in objects:  # the outermost objects, in order
-            if not self._spans or start >= self._spans[-1][1]:
-                self._spans.append((start, end))
+        self._spans = _outermost(objects)
         self._starts = [start for start, _ in self._spans]
 
     def __call__(self, at: int) -> bool:

@@ -69,6 +69,10 @@ class TableColumnDetector(Detector):
         self._address_keys = frozenset(_words(w) for w in self.fields.address_keys)
         self._person_keys = frozenset(_words(w) for w in self.fields.columns.get(_PERSON, []))
         self._generic_names = frozenset(_words(w) for w in self.fields.generic_names)
+        keys = sorted({k for w in self.fields.address_keys for k in _words(w).split()}, key=len,
+                      reverse=True)
+        self._address_hint = regex.compile(
+            rf"(?i:{'|'.join(regex.escape(k) for k in keys) or '(?!)'})[\"']?[ \t]*[:=]")
 
     def describe(self) -> dict[str, Any]:
         return {"fields": self.fields.model_dump(mode="json")}
@@ -95,10 +99,13 @@ class TableColumnDetector(Detector):
                              for (a, b), entity in zip(cells, entities, strict=True)
                              if entity is not None and b > a)
                 index += 1
-        spans.extend(Span(_ADDRESS, a, b, 0.7, self.name) for a, b in address_parts_of_records(
-            text, lambda key: _words(key) in self._address_parts,
-            lambda key: _words(key) in self._address_keys,
-            self._is_person_key, lambda key: _words(key) not in self._generic_names))
+        if self._address_hint.search(text):  # no key that names an address: no record to read
+            spans.extend(Span(_ADDRESS, a, b, 0.7, self.name)
+                         for a, b in address_parts_of_records(
+                             text, lambda key: _words(key) in self._address_parts,
+                             lambda key: _words(key) in self._address_keys,
+                             self._is_person_key,
+                             lambda key: _words(key) not in self._generic_names))
         return spans
 
     def _header(self, text: str, start: int, end: int) -> tuple[str, list[str | None]] | None:
