@@ -52,7 +52,7 @@ careers career recruitment recruiting bewerbung bewerbungen team webmaster postm
 security privacy dpo datenschutz legal compliance events bookings booking reservations
 reservas enquiries inquiries feedback newsletter assistenza servizio clienti kundenservice
 kundendienst verwaltung sekretariat secretaria secretaría secretariat segreteria
-atendimento atencion atención office mail post hotline it ops operations
+atendimento atencion atención mail post hotline it ops operations
 """.split())
 
 _ORG_LABEL = regex.compile(

@@ -47,6 +47,8 @@ _NEXT_CAPITALIZED = regex.compile(r"[ \t]+(\p{Lu}[\p{L}\p{M}]*)")
 # The word before a span, with an elided article fused to it ('dall'aeroporto', 'l'aéroport')
 # and a quote or a guillemet after it.
 _HEAD_BEFORE = regex.compile(r"(?:(?<![\p{L}\p{M}])|['’])([\p{L}\p{M}]+)\.?[ \t]*[«\"“'„]?[ \t]*$")
+# Articles the name detector keeps as name particles ('de la', 'van der'), or no list holds.
+_LEADING_ARTICLES = ("die", "der", "das", "the", "la", "el", "le", "il", "o", "a", "η")
 # A case ending after an apostrophe ('Havalimanı'ndan', 'Gorbachev's').
 _SUFFIX = regex.compile(r"['’][\p{L}]+$")
 # A person's own name on its line: a personal word right before the span, or a form's label
@@ -164,9 +166,10 @@ def _goes_on(text: str, at: int) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _function_words() -> frozenset[str]:
+    """Words a place's name may start with before its head: the name detector's function words
+    and articles that are also name particles there ('Die ...-Schule', 'Η ...', 'La ...')."""
     words = load_name_words()
-    return frozenset(w.casefold() for w in (*words.function_words, "die", "der", "das", "the",
-                                            "la", "el", "le", "il", "o", "a", "h"))
+    return frozenset(w.casefold() for w in (*words.function_words, *_LEADING_ARTICLES))
 
 
 @functools.lru_cache(maxsize=1)
