@@ -21,6 +21,9 @@ from cacheprune.engine.rope import apply_rope, cos_sin, inverse_frequencies, mov
 from cacheprune.models.config import ModelConfig, ModelLoadError
 
 FILL_MIN = 0.5  # share of a pass's keys computed from which it runs as plain causal attention
+# Rows under an explicit mask are split in parts, each over the keys its rows can see, when that
+# leaves at most this share of the scores (`_Layout.split`).
+SPLIT_MAX_SCORES = 0.5
 
 
 class RMSNorm(nn.Module):
@@ -44,6 +47,8 @@ class _Layout:
     mask: torch.Tensor | None  # [m, kv_len] bool, True = may attend
     is_causal: bool
     fill: bool = False  # the rows sit among blank ones, one per key, for plain causal attention
+    # Or the rows in parts (their rows, their layout), each attending over its own first keys
+    parts: tuple[tuple[slice, _Layout], ...] = ()
 
     @classmethod
     def of(cls, positions: torch.Tensor, kv_len: int) -> _Layout:
@@ -63,17 +68,32 @@ class _Layout:
             # reused rows make it plain causal attention again. (A prefill always computes its
             # last token, so its last row sees every key.)
             return cls(positions, kv_len, write, None, True, fill=True)
+        split = _split(positions, kv_len)
+        if split is not None:
+            # NOTE: a warm prompt computes early rows (a private profile) and its last one:
+            # scores of every row against every key, masked, cost several times the parts'.
+            head, tail = positions[:split], positions[split:]
+            parts = ((slice(0, split), cls.of(head, int(head[-1]) + 1)),
+                     (slice(split, m), cls.of(tail, kv_len)))
+            return cls(positions, kv_len, write, None, False, parts=parts)
         mask = torch.arange(kv_len)[None, :] <= positions[:, None]
         return cls(positions, kv_len, write, mask, False)
 
     def last_row(self) -> _Layout:
         """The same pass seen from its last token only (which sees every key before it)."""
+        if self.parts:
+            return self.parts[-1][1].last_row()
         last = self.positions[-1:]
         mask = None if self.mask is None else self.mask[-1:]
         return _Layout(last, self.kv_len, self.write, mask, False)
 
     def attend(self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-        """SDPA of `q` [heads, m, d] over the pass's keys, as this layout allows."""
+        """SDPA of `q` [heads, m, d] over the pass's keys (the first `kv_len` of those given),
+        as this layout allows."""
+        keys, values = keys[:, : self.kv_len], values[:, : self.kv_len]
+        if self.parts:
+            return torch.cat([layout.attend(q[:, rows], keys, values)
+                              for rows, layout in self.parts], dim=1)
         if self.fill:
             rows = q.new_zeros(q.shape[0], self.kv_len, q.shape[2])
             rows[:, self.positions] = q
@@ -83,6 +103,21 @@ class _Layout:
             enable_gqa=True,
         )[0]
         return out[:, self.positions] if self.fill else out
+
+
+def _split(positions: torch.Tensor, kv_len: int) -> int | None:
+    """Where to split masked rows at `positions` (ascending) in two parts, the first attending
+    over the keys up to its last row only: the split that leaves fewest scores, if it leaves
+    at most `SPLIT_MAX_SCORES` of them; None otherwise."""
+    m = int(positions.numel())
+    if m < 2:
+        return None
+    heads = torch.arange(1, m)
+    scores = heads * (positions[:-1] + 1) + (m - heads) * kv_len
+    best = int(torch.argmin(scores))
+    if int(scores[best]) > SPLIT_MAX_SCORES * m * kv_len:
+        return None
+    return best + 1
 
 
 @dataclass(slots=True)
