@@ -87,6 +87,14 @@ class DetectionThread(Generic[Result]):
         del self._running[request_id]
         return result
 
+    def peek(self, request_id: str) -> Result | None | _Pending:
+        """The request's result if its detection has run (kept for `poll`); PENDING while it
+        runs, and when it was never started or was already polled."""
+        future = self._running.get(request_id)
+        if future is None or not future.done() or future.cancelled():
+            return PENDING
+        return future.result()
+
     def forget(self, request_id: str) -> None:
         """The request ended: its detection is not needed (skipped if not started)."""
         future = self._running.pop(request_id, None)
@@ -96,6 +104,11 @@ class DetectionThread(Generic[Result]):
     @property
     def num_running(self) -> int:
         return len(self._running)
+
+    @property
+    def running_ids(self) -> set[str]:
+        """The requests whose detection runs or waits to be polled."""
+        return set(self._running)
 
     def close(self) -> None:
         for future in self._running.values():

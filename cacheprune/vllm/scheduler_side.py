@@ -17,7 +17,9 @@ Calling contract (vLLM's scheduler, one thread, in the engine-core process):
   after a preemption. Side effects: it memoizes the prompt's mask, forgotten in `finished`,
   and counts the step's prefill tokens (`max_prefill_tokens_per_step`: None, "not this step",
   beyond them); with the detection thread, it waits for the detection within the pass's
-  `WaitBudget` and answers None ("ask again") if it is not done by then.
+  `WaitBudget` and answers None ("ask again") if it is not done by then, and answers None
+  for a prompt that a cheaper one waiting behind it goes before (`cheap_first`; the pool is
+  looked up again when vLLM next asks).
 - `after_alloc` once the request's blocks are allocated for this step (it will run).
 - `build_orders` once per step (it opens the next pass's wait budget).
 - `worker_reported` with each step's worker report.
@@ -29,11 +31,13 @@ vLLM objects are typed loosely (`Any`): this module imports nothing from vLLM.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import RequestStatus, ServedRequest
+from cacheprune.vllm.cheap_first import goes_later
 from cacheprune.vllm.cold_probe import ColdProbe, Probe, Route
 from cacheprune.vllm.detection_thread import PENDING, DetectionThread, WaitBudget
 from cacheprune.vllm.orders import PrefillOrder, StepOrders, VllmPrefill, WorkerReport
@@ -48,8 +52,16 @@ PUBLISHABLE_ENDS = frozenset({"FINISHED_STOPPED", "FINISHED_LENGTH_CAPPED",
                               "FINISHED_REPETITION"})
 SHARED_TENANT = "shared"  # the tenant of every request with tenant_source "none"
 CACHEPRUNE_COMPUTES = frozenset({Route.CACHEPRUNE, Route.PUBLISH_FIRST})
-# An admitted request and what the pool holds of it (None: no probe, or its lookup failed).
-Admission = tuple[ServedRequest, Probe | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """An admitted request, what the pool holds of it and who is expected to compute it
+    without vLLM's own prefix hit (both None: no probe, or its lookup failed)."""
+
+    request: ServedRequest
+    probe: Probe | None = None
+    expected: Route | None = None
 
 
 class SchedulerSide:
@@ -66,9 +78,15 @@ class SchedulerSide:
         self._requests: dict[str, ServedRequest | None] = {}
         # With a probe: what the pool holds of each admitted request, then who computes it
         # (decided when vLLM first asks, knowing its own prefix hit), and that hit.
-        self._probes: dict[str, Probe | None] = {}
+        self._admissions: dict[str, Admission] = {}
         self._routes: dict[str, Route] = {}
         self._num_local: dict[str, int] = {}
+        # With the detection thread: requests that arrived and are not allocated yet (in
+        # arrival order), and those put back for cheaper ones (`cheap_first`), to be looked up
+        # again, with the times each was.
+        self._waiting: dict[str, None] = {}
+        self._deferred: dict[str, ServedRequest] = {}
+        self._num_deferrals: dict[str, int] = {}
         # Requests whose publication was ordered and the worker has not settled (finished or
         # not); a FINISHED one keeps vLLM stepping.
         self._unsettled: dict[str, ServedRequest] = {}
@@ -100,6 +118,7 @@ class SchedulerSide:
         if eligible is None:
             self._requests[request_id] = None
             return
+        self._waiting[request_id] = None
         self._detection.start(request_id, lambda: self._masked_and_probed(*eligible))
 
     def matched_tokens(self, request: Any, num_computed_tokens: int) -> int | None:
@@ -112,7 +131,10 @@ class SchedulerSide:
         if admitted is None:
             return 0
         assert isinstance(admitted, ServedRequest)
-        if self._route(admitted, num_computed_tokens) not in CACHEPRUNE_COMPUTES:
+        route = self._route(admitted, num_computed_tokens)
+        if self._goes_later(admitted, route):
+            return None
+        if route not in CACHEPRUNE_COMPUTES:
             return 0
         num_external = max(int(request.num_tokens) - 1 - num_computed_tokens, 0)
         if num_external == 0 or request.request_id in self._granted:
@@ -126,36 +148,51 @@ class SchedulerSide:
 
     def _admit(self, request: Any) -> ServedRequest | None | object:
         """The request, ADMITTED (None: vLLM computes it alone); PENDING while its detection
-        runs in the thread past this pass's wait budget."""
+        (or a deferred request's new lookup) runs in the thread past this pass's wait
+        budget."""
         request_id = request.request_id
         if request_id in self._requests:
             return self._requests[request_id]
-        eligible = self._eligible(request)
+        deferred = self._deferred.get(request_id)
+        eligible = None if deferred is not None else self._eligible(request)
+
+        def admission_work() -> Admission | None:
+            if deferred is not None:
+                return self._probed(deferred)
+            return None if eligible is None else self._masked_and_probed(*eligible)
+
         admission: Admission | None
-        if eligible is None:
+        if deferred is None and eligible is None:
             admission = None
         elif self._detection is None:
-            admission = self._masked_and_probed(*eligible)
+            admission = admission_work()
         else:
             detection = self._detection
             found = self._wait.spend(lambda wait_s: detection.poll(
-                request_id, lambda: self._masked_and_probed(*eligible), wait_s))
+                request_id, admission_work, wait_s))
             if found is PENDING:
                 return PENDING
             admission = found  # type: ignore[assignment]
+        self._deferred.pop(request_id, None)
         if admission is None:
             self._requests[request_id] = None
             return None
-        self._requests[request_id], self._probes[request_id] = admission
-        return admission[0]
+        self._requests[request_id], self._admissions[request_id] = \
+            admission.request, admission
+        return admission.request
 
     def _masked_and_probed(self, request_id: str, tenant: str, prompt: tuple[int, ...],
                            public_ranges: list[tuple[int, int]]) -> Admission | None:
         """Detection, then (with a probe) the pool's lookup: the admission's costly parts."""
         masked = self._masked(request_id, tenant, prompt, public_ranges)
-        if masked is None:
-            return None
-        return masked, None if self._probe is None else self._probe.probe(masked)
+        return None if masked is None else self._probed(masked)
+
+    def _probed(self, masked: ServedRequest) -> Admission:
+        """The pool's lookup of the masked request (with a probe; its windows counted)."""
+        if self._probe is None:
+            return Admission(masked)
+        probe = self._probe.probe(masked)
+        return Admission(masked, probe, self._probe.route(masked, probe, 0))
 
     def _route(self, admitted: ServedRequest, num_local: int) -> Route:
         """Who computes the admitted request (decided once; CACHEPRUNE without a probe)."""
@@ -164,9 +201,39 @@ class SchedulerSide:
         route = self._routes.get(request_id)
         if route is None:
             route = Route.CACHEPRUNE if self._probe is None else \
-                self._probe.route(admitted, self._probes[request_id], num_local)
+                self._probe.route(admitted, self._admissions[request_id].probe, num_local)
             self._routes[request_id] = route
         return route
+
+    def _goes_later(self, admitted: ServedRequest, route: Route) -> bool:
+        """Put the request back for a cheaper one waiting (`cheap_first`): only before its
+        first prefill, with the detection thread (which knows the others' routes). Its route
+        is decided again, after a new lookup, when vLLM next asks."""
+        request_id = admitted.request_id
+        if self._detection is None or admitted.status is not RequestStatus.ADMITTED \
+                or request_id in self._granted:
+            return False
+        num_deferrals = self._num_deferrals.get(request_id, 0)
+        others = (self._expected_route(other) for other in self._waiting if other != request_id)
+        if not goes_later(route, others, num_deferrals):
+            return False
+        self._num_deferrals[request_id] = num_deferrals + 1
+        self._deferred[request_id] = admitted
+        for memo in (self._requests, self._admissions, self._routes):
+            memo.pop(request_id, None)
+        return True
+
+    def _expected_route(self, request_id: str) -> Route | None:
+        """Who computes a waiting request: decided, or expected from its lookup (None: not
+        known yet, or no probe)."""
+        route = self._routes.get(request_id)
+        if route is not None:
+            return route
+        admission = self._admissions.get(request_id)
+        if admission is None and self._detection is not None:
+            found = self._detection.peek(request_id)
+            admission = found if isinstance(found, Admission) else None
+        return None if admission is None else admission.expected
 
     def _eligible(self, request: Any
                   ) -> tuple[str, str, tuple[int, ...], list[tuple[int, int]]] | None:
@@ -241,6 +308,7 @@ class SchedulerSide:
     def after_alloc(self, request: Any, block_ids: list[int], num_external_tokens: int) -> None:
         """The request runs this step; order its prefill if vLLM took cacheprune's tokens."""
         request_id = request.request_id
+        self._waiting.pop(request_id, None)
         admitted = self._requests.get(request_id)
         if admitted is None:
             return
@@ -301,10 +369,11 @@ class SchedulerSide:
     @property
     def num_tracked_requests(self) -> int:
         """Requests the scheduler side holds any state for (for leak checks)."""
-        detecting = 0 if self._detection is None else self._detection.num_running
-        return detecting + len(
-            set(self._requests) | set(self._unsettled) | set(self._verdicts) | set(self._probes)
-            | set(self._routes) | set(self._num_local)
+        detecting = set() if self._detection is None else self._detection.running_ids
+        return len(
+            detecting | set(self._requests) | set(self._unsettled) | set(self._verdicts)
+            | set(self._admissions) | set(self._routes) | set(self._num_local)
+            | set(self._waiting) | set(self._deferred) | set(self._num_deferrals)
             | {order.request.request_id for order in self._orders}
             | {prefill.request_id for prefill in self._vllm_prefills})
 
@@ -320,7 +389,8 @@ class SchedulerSide:
     def finished(self, request: Any) -> None:
         """Every end of a request: forget it; tell the worker whether to publish."""
         request_id = request.request_id
-        for memo in (self._requests, self._probes, self._routes, self._num_local):
+        for memo in (self._requests, self._admissions, self._routes, self._num_local,
+                     self._waiting, self._deferred, self._num_deferrals):
             memo.pop(request_id, None)
         if self._detection is not None:
             self._detection.forget(request_id)

@@ -7,6 +7,7 @@ paged cache in memory, no vLLM engine."""
 from __future__ import annotations
 
 import json
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,7 +19,9 @@ from cacheprune.engine import Transformer
 from cacheprune.serving import Engine, EngineConfig
 from cacheprune.vllm import kv_layout
 from cacheprune.vllm.blend import Blender
+from cacheprune.vllm.cheap_first import MAX_DEFERRALS
 from cacheprune.vllm.cold_probe import ColdProbe, Route, new_text_after
+from cacheprune.vllm.detection_thread import PENDING
 from cacheprune.vllm.orders import StepOrders
 from cacheprune.vllm.request_log import RequestLog
 from cacheprune.vllm.scheduler_side import SchedulerSide
@@ -50,7 +53,19 @@ def vllm_request(tokenizer, request_id: str, tenant: str, text: str) -> SimpleNa
 @pytest.fixture
 def deployment(default_model, tmp_path):
     """The two halves over one file pool, as in two processes: the scheduler's probe through
-    an engine whose model is on the meta device, the worker's blender over the real model."""
+    an engine whose model is on the meta device, the worker's blender over the real model.
+    Detection inline: each answer comes at the first call."""
+    yield from two_halves(default_model, tmp_path, detection_thread=False)
+
+
+@pytest.fixture
+def threaded(default_model, tmp_path):
+    """The same with detection (and lookups) in the scheduler's detection thread, started
+    when a request arrives, as the connector runs by default."""
+    yield from two_halves(default_model, tmp_path, detection_thread=True)
+
+
+def two_halves(default_model, tmp_path, detection_thread: bool):
     model, tokenizer = default_model
     config = EngineConfig(pool_url=f"file://{tmp_path / 'pool'}", pool_key=POOL_KEY,
                           publish_threshold=2)
@@ -58,8 +73,8 @@ def deployment(default_model, tmp_path):
     with torch.device("meta"):
         shape_only = Transformer(model.config, model.model_id)
     probe = ColdProbe(Engine(shape_only, tokenizer, policy, config))
-    settings = parse_settings({"pool_url": config.pool_url, "detection_thread": False,
-                               "publish_threshold": 2})
+    settings = parse_settings({"pool_url": config.pool_url, "publish_threshold": 2,
+                               "detection_thread": detection_thread})
     scheduler = SchedulerSide(settings, tokenizer, policy, min_tokens=64, probe=probe)
     worker_engine = Engine(model, tokenizer, policy, config)
     worker = WorkerSide(Blender(worker_engine), BLOCK_SIZE,
@@ -190,7 +205,7 @@ def test_routes_follow_what_the_pool_holds_and_what_publishing_needs(deployment)
     def route(request_id: str, tenant: str, text: str) -> Route:
         request = vllm_request(tokenizer, request_id, tenant, text)
         admitted = scheduler._admit(request)
-        return probe.route(admitted, scheduler._probes[request_id], 0)
+        return probe.route(admitted, scheduler._admissions[request_id].probe, 0)
 
     public = "Question about the tables, no private detail here.\n\n" + DOCUMENT
     assert route("p1", "tenant-a", public) is Route.VLLM  # under the threshold
@@ -218,3 +233,68 @@ def test_new_text_of_a_prompt_vllm_computes_starts_after_its_own_hit():
     request = SimpleNamespace(num_tokens=5)
     assert new_text_after(request, 2).tolist() == [False, False, True, True, True]
     assert np.all(new_text_after(request, 0))
+
+
+def detected(scheduler, *requests) -> None:
+    """Wait until the detection thread has looked up each arrived request (as it has, in a
+    server, by the time vLLM reaches a request queued behind others)."""
+    deadline = time.monotonic() + 60
+    for request in requests:
+        while scheduler._detection.peek(request.request_id) is PENDING:
+            assert time.monotonic() < deadline, f"no detection of {request.request_id}"
+            time.sleep(0.01)
+
+
+def test_a_cold_prompt_waits_for_the_kth_tenants_and_is_then_served_warm(threaded):
+    """vLLM considers the queue in arrival order; the cold prompt first would cost a full
+    prefill and the k-th tenant's behind it publishes the same document: the k-th goes first,
+    and the cold prompt, looked up again at the next pass, is served from the pool."""
+    tokenizer, scheduler = threaded.tokenizer, threaded.scheduler
+    cold = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
+    kth = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
+    for request in (cold, kth):
+        scheduler.arrived(request)
+    detected(scheduler, cold, kth)
+    assert scheduler.matched_tokens(cold, 0) is None  # put back: not this step
+    assert scheduler.matched_tokens(kth, 0) == kth.num_tokens - 1
+    (order,) = step(threaded, kth, kth.num_tokens - 1).prefills
+    assert order.publish_first
+    assert scheduler.matched_tokens(cold, 0) == cold.num_tokens - 1  # warm now
+    (order,) = step(threaded, cold, cold.num_tokens - 1, first_block=32).prefills
+    assert not order.publish_first and order.request.num_private > 0
+    document_tokens = len(tokenizer.encode(DOCUMENT).ids)
+    assert log_lines(threaded, "prefill")["a"]["num_pooled"] > 0.8 * document_tokens
+    for request in (cold, kth):
+        scheduler.finished(request)
+    assert scheduler.num_tracked_requests == 0
+
+
+def test_a_cold_prompt_is_put_back_a_bounded_number_of_times(threaded):
+    """A warm prompt waits behind a cold one and vLLM never takes it (no free blocks, say):
+    the cold one is put back `MAX_DEFERRALS` times, then goes to vLLM; the warm one is still
+    served warm."""
+    tokenizer, scheduler = threaded.tokenizer, threaded.scheduler
+    for request_id, tenant, name in (("a", "tenant-a", "Ada Lovegood"),
+                                     ("b", "tenant-b", "Bo Quint")):  # k = 2: published
+        request = vllm_request(tokenizer, request_id, tenant,
+                               prompt(name, f"{request_id}@example.com"))
+        scheduler.arrived(request)
+        answer = scheduler.matched_tokens(request, 0)
+        step(threaded, request, answer)
+        scheduler.finished(request)
+    other_document = ("The orchard's pruning calendar is kept by the county extension "
+                      "service and revised whenever a late frost shifts the bloom. ") * 5
+    cold = vllm_request(tokenizer, "c", "tenant-c", "Summarize this.\n\n" + other_document)
+    warm = vllm_request(tokenizer, "d", "tenant-d", prompt("Di Noor", "di@example.com"))
+    for request in (cold, warm):
+        scheduler.arrived(request)
+    detected(scheduler, cold, warm)
+    answers = []
+    for _ in range(MAX_DEFERRALS + 1):
+        answers.append(scheduler.matched_tokens(cold, 0))
+        scheduler.build_orders(computes=False)  # a step without the warm prompt
+    assert answers == [None] * MAX_DEFERRALS + [0]
+    assert scheduler.matched_tokens(warm, 0) == warm.num_tokens - 1
+    for request in (cold, warm):
+        scheduler.finished(request)
+    assert scheduler.num_tracked_requests == 0
