@@ -62,6 +62,8 @@ from pathlib import Path
 
 import httpx
 
+from cacheprune.defaults import PUBLISH_THRESHOLD
+
 ENV = {"VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1",
        # NOTE: the same cores for every contender (see the module docstring).
        "VLLM_CPU_NUM_OF_RESERVED_CPU": "1"}
@@ -74,6 +76,7 @@ TAG_WORDS = ("anchor", "basket", "candle", "desert", "engine", "feather", "garde
              "quarry", "ribbon", "saddle", "tunnel", "valley", "wagon", "window", "yellow",
              "bridge", "copper", "dragon", "forest", "hollow", "meadow", "pillow", "silver")
 CONTENDERS = ("connector", "salted", "unsalted")
+KINDS = ("cold", "k-th", "warm")
 # Each its own server, with its settings beyond the connector's defaults; `base` runs
 # --base-tree's code.
 CONNECTORS = ("connector", "connector-async", "connector-all", "connector-inline", "base")
@@ -90,6 +93,11 @@ class Sample:
     e2e_s: float
     num_tokens: int
     cold: bool = False  # the first request about its document at this level
+    # What the pool can hold of the prompt when it arrives, from the workload alone (see
+    # `workload_kinds`): "cold", "k-th" (the tenant that reaches the threshold), "warm".
+    kind: str = "cold"
+    index: int = 0  # in the level's queue
+    sent_s: float = 0.0  # when it was sent, from the level's start
 
 
 def tenant_profile(index: int) -> str:
@@ -122,6 +130,21 @@ def tagged(text: str, variant: str) -> str:
     words = re.findall(r"\S+\s*", text)  # each with the spaces or line ends after it
     return "".join(tag + word if index and index % TAG_EVERY == 0 else word
                    for index, word in enumerate(words))
+
+
+def workload_kinds(num_requests: int, tenants: int, documents: int, threshold: int
+                   ) -> list[str]:
+    """Each request's kind in queue order: "cold" while fewer than k-1 other tenants asked
+    about its document before it, "k-th" for the k-th tenant (it publishes first), "warm"
+    after (the pool holds the document, if the earlier requests were served by then)."""
+    seen: dict[int, set[int]] = {}
+    kinds = []
+    for index in range(num_requests):
+        others = seen.setdefault(index % documents, set()) - {index % tenants}
+        kinds.append("cold" if len(others) < threshold - 1
+                     else "k-th" if len(others) == threshold - 1 else "warm")
+        seen[index % documents].add(index % tenants)
+    return kinds
 
 
 def free_port() -> int:
@@ -211,14 +234,18 @@ async def run_level(base: str, contender: str, concurrency: int, args: argparse.
     queue = [(tenant_profile(i % args.tenants) + docs[i % args.documents] + "\n\n" + QUESTION,
               None if contender == "unsalted" else f"tenant-{i % args.tenants}")
              for i in range(args.requests)]
+    kinds = workload_kinds(args.requests, args.tenants, args.documents,
+                           args.publish_threshold or PUBLISH_THRESHOLD)
     samples: list[Sample] = []
 
     async def client_loop(client: httpx.AsyncClient) -> None:
         while queue:
             index = args.requests - len(queue)
             prompt, salt = queue.pop(0)
+            sent_s = time.perf_counter() - start
             sample = await one_request(client, base, prompt, salt, args.new_tokens)
-            samples.append(dataclasses.replace(sample, cold=index < args.documents))
+            samples.append(dataclasses.replace(sample, cold=index < args.documents,
+                                               kind=kinds[index], index=index, sent_s=sent_s))
 
     start = time.perf_counter()
     async with httpx.AsyncClient(timeout=600) as client:
@@ -236,7 +263,10 @@ def figures(samples: list[Sample], wall_s: float) -> dict[str, float]:
             "cold_e2e": statistics.median(s.e2e_s for s in samples if s.cold)
             if any(s.cold for s in samples) else float("nan"),
             "decode_ms": 1000 * statistics.median(decode) if decode else float("nan"),
-            "req_s": len(samples) / wall_s}
+            "req_s": len(samples) / wall_s,
+            **{f"ttft_p50_{kind}": statistics.median(s.ttft_s for s in samples
+                                                     if s.kind == kind)
+               for kind in KINDS if any(s.kind == kind for s in samples)}}
 
 
 def request_log_counts(path: Path, skip_lines: int) -> tuple[dict[str, int], int]:
@@ -270,6 +300,14 @@ def report(results: dict[tuple[str, int], dict[str, float]], contenders: list[st
             print(f"{level:>4} {contender:<14} {row['ttft_p50']:>8.2f}s {row['ttft_p90']:>7.2f} "
                   f"{row['e2e_p50']:>8.2f} {row['cold_e2e']:>8.2f} {row['decode_ms']:>14.0f} "
                   f"{row['req_s']:>7.3f}")
+    print("\nTTFT p50 by what the pool can hold when the request arrives (cold: under k-1 "
+          "other tenants before it; k-th: reaches the threshold, publishes first; warm: after)")
+    for level in levels:
+        for contender in contenders:
+            row = results[(contender, level)]
+            print(f"{level:>4} {contender:<14} " + "  ".join(
+                f"{kind} {row[f'ttft_p50_{kind}']:.2f}s" for kind in KINDS
+                if f"ttft_p50_{kind}" in row))
     for connector in (c for c in CONNECTORS if c in contenders):
         if "salted" in contenders:
             print(f"\nsalted / {connector}: TTFT p50, throughput ({connector} / salted)")
@@ -331,6 +369,9 @@ def main() -> None:
                     for level in levels:
                         samples, wall_s = asyncio.run(run_level(base, contender, level, args))
                         results[(contender, level)] = figures(samples, wall_s)
+                        with (work_dir / f"samples-{contender}-{level}.jsonl").open("w") as out:
+                            out.writelines(json.dumps(dataclasses.asdict(sample)) + "\n"
+                                           for sample in sorted(samples, key=lambda s: s.index))
                         if contender in CONNECTORS:
                             prompts[(contender, level)], logged = request_log_counts(
                                 work_dir / f"requests-{contender}.jsonl", logged)
