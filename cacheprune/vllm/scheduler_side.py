@@ -210,8 +210,8 @@ class SchedulerSide:
         first prefill, with the detection thread (which knows the others' routes). Its route
         is decided again, after a new lookup, when vLLM next asks."""
         request_id = admitted.request_id
-        if self._detection is None or admitted.status is not RequestStatus.ADMITTED \
-                or request_id in self._granted:
+        if self._detection is None or not self._settings.cheap_first \
+                or admitted.status is not RequestStatus.ADMITTED or request_id in self._granted:
             return False
         num_deferrals = self._num_deferrals.get(request_id, 0)
         others = (self._expected_route(other) for other in self._waiting if other != request_id)

@@ -51,6 +51,11 @@ class ConnectorSettings(BaseModel):
     long as its longest recent step took (`detection_thread`), and admits the prompt at the
     first step after its detection otherwise; off: in the loop, when vLLM first considers the
     prompt.
+    `cheap_first`: with the detection thread, a prompt vLLM considers waits (at most a few
+    steps) for a cheaper one behind it: a warm prompt before the k-th tenant's, the k-th
+    before a cold one (`cheap_first`); its pool lookup is then done again. On (the default):
+    more prompts served warm and higher throughput under load; off: vLLM's own order, first
+    come first served (docs/vllm.md, Measured, for both).
     `publisher_weights`: what the worker's background threads (the publisher, and the loader
     of `async_load`) compute with. "copy": their own float32 copy of the model's weights, read
     from the model's folder at start-up (memory: the weights once more), so that they never
@@ -95,6 +100,7 @@ class ConnectorSettings(BaseModel):
     recompute_tokens_per_s: float | None = Field(default=defaults.RECOMPUTE_TOKENS_PER_S, gt=0)
     max_prefill_tokens_per_step: int | None = Field(default=None, ge=1)
     detection_thread: bool = True
+    cheap_first: bool = True
     publisher_weights: PublisherWeights = "copy"
     async_load: bool = False
     cold_prompts: ColdPrompts = "vllm"

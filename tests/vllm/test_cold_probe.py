@@ -65,7 +65,13 @@ def threaded(default_model, tmp_path):
     yield from two_halves(default_model, tmp_path, detection_thread=True)
 
 
-def two_halves(default_model, tmp_path, detection_thread: bool):
+@pytest.fixture
+def fifo(default_model, tmp_path):
+    """The same, with `cheap_first` off: vLLM's own order."""
+    yield from two_halves(default_model, tmp_path, detection_thread=True, cheap_first=False)
+
+
+def two_halves(default_model, tmp_path, **settings):
     model, tokenizer = default_model
     config = EngineConfig(pool_url=f"file://{tmp_path / 'pool'}", pool_key=POOL_KEY,
                           publish_threshold=2)
@@ -73,9 +79,9 @@ def two_halves(default_model, tmp_path, detection_thread: bool):
     with torch.device("meta"):
         shape_only = Transformer(model.config, model.model_id)
     probe = ColdProbe(Engine(shape_only, tokenizer, policy, config))
-    settings = parse_settings({"pool_url": config.pool_url, "publish_threshold": 2,
-                               "detection_thread": detection_thread})
-    scheduler = SchedulerSide(settings, tokenizer, policy, min_tokens=64, probe=probe)
+    scheduler = SchedulerSide(parse_settings({"pool_url": config.pool_url,
+                                              "publish_threshold": 2, **settings}),
+                              tokenizer, policy, min_tokens=64, probe=probe)
     worker_engine = Engine(model, tokenizer, policy, config)
     worker = WorkerSide(Blender(worker_engine), BLOCK_SIZE,
                         kv_layout.token_major_layout(BLOCK_SIZE, model.config.head_dim),
@@ -296,5 +302,19 @@ def test_a_cold_prompt_is_put_back_a_bounded_number_of_times(threaded):
     assert answers == [None] * MAX_DEFERRALS + [0]
     assert scheduler.matched_tokens(warm, 0) == warm.num_tokens - 1
     for request in (cold, warm):
+        scheduler.finished(request)
+    assert scheduler.num_tracked_requests == 0
+
+
+def test_with_cheap_first_off_vllms_order_stands(fifo):
+    tokenizer, scheduler = fifo.tokenizer, fifo.scheduler
+    cold = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
+    kth = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
+    for request in (cold, kth):
+        scheduler.arrived(request)
+    detected(scheduler, cold, kth)
+    assert scheduler.matched_tokens(cold, 0) == 0  # vLLM computes it, now
+    assert scheduler.matched_tokens(kth, 0) == kth.num_tokens - 1  # published first
+    for request in (cold, kth):
         scheduler.finished(request)
     assert scheduler.num_tracked_requests == 0
