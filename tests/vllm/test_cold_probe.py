@@ -251,16 +251,24 @@ def detected(scheduler, *requests) -> None:
             time.sleep(0.01)
 
 
-def test_a_cold_prompt_waits_for_the_kth_tenants_and_is_then_served_warm(threaded):
-    """vLLM considers the queue in arrival order; the cold prompt first would cost a full
-    prefill and the k-th tenant's behind it publishes the same document: the k-th goes first,
-    and the cold prompt, looked up again at the next pass, is served from the pool."""
-    tokenizer, scheduler = threaded.tokenizer, threaded.scheduler
+def cold_then_kth(deployment):
+    """Under k = 2, tenant a's cold prompt and tenant b's (the k-th) about one document,
+    arrived in that order and looked up."""
+    tokenizer, scheduler = deployment.tokenizer, deployment.scheduler
     cold = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
     kth = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
     for request in (cold, kth):
         scheduler.arrived(request)
     detected(scheduler, cold, kth)
+    return cold, kth
+
+
+def test_a_cold_prompt_waits_for_the_kth_tenants_and_is_then_served_warm(threaded):
+    """vLLM considers the queue in arrival order; the cold prompt first would cost a full
+    prefill and the k-th tenant's behind it publishes the same document: the k-th goes first,
+    and the cold prompt, looked up again at the next pass, is served from the pool."""
+    tokenizer, scheduler = threaded.tokenizer, threaded.scheduler
+    cold, kth = cold_then_kth(threaded)
     assert scheduler.matched_tokens(cold, 0) is None  # put back: not this step
     assert scheduler.matched_tokens(kth, 0) == kth.num_tokens - 1
     (order,) = step(threaded, kth, kth.num_tokens - 1).prefills
@@ -307,12 +315,8 @@ def test_a_cold_prompt_is_put_back_a_bounded_number_of_times(threaded):
 
 
 def test_with_cheap_first_off_vllms_order_stands(fifo):
-    tokenizer, scheduler = fifo.tokenizer, fifo.scheduler
-    cold = vllm_request(tokenizer, "a", "tenant-a", prompt("Ada Lovegood", "ada@example.com"))
-    kth = vllm_request(tokenizer, "b", "tenant-b", prompt("Bo Quint", "bo@example.com"))
-    for request in (cold, kth):
-        scheduler.arrived(request)
-    detected(scheduler, cold, kth)
+    scheduler = fifo.scheduler
+    cold, kth = cold_then_kth(fifo)
     assert scheduler.matched_tokens(cold, 0) == 0  # vLLM computes it, now
     assert scheduler.matched_tokens(kth, 0) == kth.num_tokens - 1  # published first
     for request in (cold, kth):
