@@ -259,6 +259,7 @@ def figures(samples: list[Sample], wall_s: float) -> dict[str, float]:
     ttfts = sorted(s.ttft_s for s in samples)
     decode = [(s.e2e_s - s.ttft_s) / (s.num_tokens - 1) for s in samples if s.num_tokens > 1]
     return {"ttft_p50": statistics.median(ttfts),
+            "ttft_mean": statistics.mean(ttfts),
             "ttft_p90": ttfts[min(len(ttfts) - 1, int(0.9 * len(ttfts)))],
             "ttft_max": ttfts[-1],
             "e2e_p50": statistics.median(s.e2e_s for s in samples),
@@ -340,7 +341,8 @@ def main() -> None:
                         help=f"of {', '.join(CONTENDERS + CONNECTORS[1:])}")
     parser.add_argument("--base-tree", help="source tree of the contender 'base'")
     parser.add_argument("--keep", action="store_true",
-                        help="keep the work folder (request logs, server logs, pools) and "
+                        help="keep the work folder (request logs, server logs, pools, each "
+                             "level's requests: samples-<contender>-<level>.jsonl) and "
                              "print where it is")
     parser.add_argument("--publish-threshold", type=int,
                         help="the connectors' publish_threshold (default: the connector's, 3; "

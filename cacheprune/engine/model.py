@@ -22,7 +22,7 @@ from cacheprune.models.config import ModelConfig, ModelLoadError
 
 FILL_MIN = 0.5  # share of a pass's keys computed from which it runs as plain causal attention
 # Rows under an explicit mask are split in parts, each over the keys its rows can see, when that
-# leaves at most this share of the scores (`_Layout.split`).
+# leaves at most this share of the scores (`_split`).
 SPLIT_MAX_SCORES = 0.5
 
 

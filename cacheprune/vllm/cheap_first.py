@@ -26,6 +26,7 @@ from cacheprune.vllm.cold_probe import Route
 
 # Lower goes first.
 RANKS = {Route.CACHEPRUNE: 0, Route.PUBLISH_FIRST: 1, Route.VLLM: 2}
+CHEAPEST = min(RANKS.values())
 # The most scheduling passes a prompt is put back for cheaper ones.
 MAX_DEFERRALS = 4
 
@@ -33,7 +34,7 @@ MAX_DEFERRALS = 4
 def goes_later(route: Route, waiting: Iterable[Route | None], num_deferrals: int) -> bool:
     """Whether a prompt of `route`, put back `num_deferrals` times already, waits for one of
     the `waiting` prompts (their expected routes; None: not known yet)."""
-    if num_deferrals >= MAX_DEFERRALS:
-        return False
     rank = RANKS[route]
+    if num_deferrals >= MAX_DEFERRALS or rank == CHEAPEST:
+        return False  # NOTE: before `waiting` is read: each of its routes costs a look-up
     return any(other is not None and RANKS[other] < rank for other in waiting)
