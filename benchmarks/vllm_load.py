@@ -17,6 +17,7 @@ Contenders, each its own server (one at a time), all with the same CPU settings
   cold prompts too, which the connector otherwise leaves to vLLM);
 - connector-inline: the same with `detection_thread` off (detection in vLLM's scheduling loop);
 - connector-fifo: the same with `cheap_first` off (vLLM's order, first come first served);
+- connector-rescan: the same with `skip_known_clean` off (every prompt detected whole);
 - salted:    plain vLLM, one salt per tenant (isolation);
 - unsalted:  plain vLLM, no salt (tenants hit each other's prefix blocks: unsafe; its
   profile-first prompts share almost nothing anyway).
@@ -81,10 +82,11 @@ KINDS = ("cold", "k-th", "warm")
 # Each its own server, with its settings beyond the connector's defaults; `base` runs
 # --base-tree's code.
 CONNECTORS = ("connector", "connector-async", "connector-all", "connector-inline",
-              "connector-fifo", "base")
+              "connector-fifo", "connector-rescan", "base")
 CONTENDER_SETTINGS: dict[str, dict[str, object]] = {
     "connector-async": {"async_load": True}, "connector-all": {"cold_prompts": "cacheprune"},
-    "connector-inline": {"detection_thread": False}, "connector-fifo": {"cheap_first": False}}
+    "connector-inline": {"detection_thread": False}, "connector-fifo": {"cheap_first": False},
+    "connector-rescan": {"skip_known_clean": False}}
 FIRST_NAMES = ("Alice", "Bob", "Carla", "Dmitri", "Esther", "Farid", "Greta", "Hiro")
 LAST_NAMES = ("Moreau", "Okafor", "Diaz", "Volkov", "Lindqvist", "Haddad", "Brandt", "Sato")
 

@@ -126,8 +126,13 @@ class DetectorChain:
         if normalize:
             confusable_fold()  # a missing table is a load-time error, not a per-request one
 
-    def run(self, text: str, public_ranges: Iterable[CharRange] = ()) -> DetectionResult:
-        pieces = scan_pieces(len(text), public_ranges)
+    def run(self, text: str, public_ranges: Iterable[CharRange] = (),
+            skipped: Sequence[CharRange] = ()) -> DetectionResult:
+        """Detect over the text but its public ranges and its `skipped` ranges. The skipped
+        ones are known to hold nothing private (`cacheprune.serving.known_clean`): not
+        scanned, but with `whole_values` a value found elsewhere is masked where it recurs in
+        them (and across the scanned pieces), as if they had been scanned."""
+        pieces = scan_pieces(len(text), [*public_ranges, *skipped])
         progress = _Progress(found_per_piece=[[] for _ in pieces])
         views = self._views(text, pieces, progress)
         if views is not None:
@@ -142,8 +147,11 @@ class DetectorChain:
         if progress.failure is not None:
             return DetectionResult([], True, progress.failure, progress.error)
         assert progress.done
+        found = progress.spans
+        if skipped and self.whole_values:
+            found = repeated_values(text, found)
         # Overlapping hits of one pattern often grow to the same whole value: keep one.
-        spans = [s for s in dict.fromkeys(progress.spans) if self._is_kept(text, s)]
+        spans = [s for s in dict.fromkeys(found) if self._is_kept(text, s)]
         spans.sort(key=lambda s: (s.start, s.end, s.entity, s.detector))
         return DetectionResult(spans)
 

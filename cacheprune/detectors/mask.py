@@ -77,9 +77,11 @@ def mask_text(
     offsets: Sequence[tuple[int, int]],
     public_ranges: Iterable[CharRange] = (),
     widen: int = 0,
+    skipped: Sequence[CharRange] = (),
 ) -> TokenMask:
-    """Detect, then mark tokens; a chain that failed closed makes every token private."""
-    detection = chain.run(text, public_ranges)
+    """Detect (but over `public_ranges` and `skipped`: `DetectorChain.run`), then mark tokens;
+    a chain that failed closed makes every token private."""
+    detection = chain.run(text, public_ranges, skipped)
     if detection.failed_closed:
         return TokenMask(np.ones(len(offsets), dtype=np.bool_), detection)
     return TokenMask(token_mask(detection.spans, offsets, widen=widen), detection)

@@ -85,8 +85,9 @@ class DetectionPolicy:
         text: str,
         offsets: Sequence[tuple[int, int]],
         public_ranges: Iterable[CharRange] = (),
+        skipped: Sequence[CharRange] = (),
     ) -> TokenMask:
-        return mask_text(self.chain, text, offsets, public_ranges, self.widen)
+        return mask_text(self.chain, text, offsets, public_ranges, self.widen, skipped)
 
 
 def default_policy_path() -> Path:

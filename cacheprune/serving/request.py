@@ -32,6 +32,7 @@ from cacheprune.detectors import DetectionPolicy
 from cacheprune.engine import PrefillPlan, PrefillResult
 from cacheprune.models import ChatTokenizer, Encoding
 from cacheprune.pool import CommonWindows, EntryName
+from cacheprune.serving.known_clean import KnownCleanText
 from cacheprune.serving.prompt import Prompt, PublicRange, inside_ranges, render
 from cacheprune.serving.public_view import PublicView
 from cacheprune.tokens import MaskArray, TokenIds, as_mask_array, as_token_ids
@@ -163,14 +164,18 @@ class ServedRequest:
 
 
 def mask_prompt(request_id: str, tenant: str, text: str, encoding: Encoding,
-                policy: DetectionPolicy, public_ranges: Sequence[tuple[int, int]] = ()
-                ) -> ServedRequest:
+                policy: DetectionPolicy, public_ranges: Sequence[tuple[int, int]] = (),
+                known_clean: KnownCleanText | None = None) -> ServedRequest:
     """The request of `tenant` whose prompt `text` is tokenized as `encoding`: detection over
     the text (every token private when it failed closed), and the tokens wholly inside the
-    operator's public ranges. The one place a prompt becomes a request, for the own engine
-    and the vLLM connector alike."""
-    masked = policy.mask(text, encoding.offsets, public_ranges)
+    operator's public ranges. With `known_clean`, detection skips the text enough other
+    tenants sent clean, and counts this tenant for what it scanned. The one place a prompt
+    becomes a request, for the own engine and the vLLM connector alike."""
+    skipped = [] if known_clean is None else known_clean.skippable(text)
+    masked = policy.mask(text, encoding.offsets, public_ranges, skipped)
     detection = masked.detection
+    if known_clean is not None and not detection.failed_closed:
+        known_clean.record(tenant, text, detection.spans, [*public_ranges, *skipped])
     return ServedRequest(
         request_id=request_id,
         tenant=tenant,

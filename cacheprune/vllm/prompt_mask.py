@@ -16,17 +16,19 @@ import numpy as np
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import ServedRequest, mask_prompt
+from cacheprune.serving.known_clean import KnownCleanText
 from cacheprune.tokens import as_token_ids
 
 
 def mask_token_ids(request_id: str, tenant: str, token_ids: Sequence[int],
                    tokenizer: ChatTokenizer, policy: DetectionPolicy,
-                   public_ranges: Sequence[tuple[int, int]] = ()) -> ServedRequest:
+                   public_ranges: Sequence[tuple[int, int]] = (),
+                   known_clean: KnownCleanText | None = None) -> ServedRequest:
     """The request whose prompt vLLM tokenized as `token_ids`, masked as the own engine masks
     (`mask_prompt`); every token private (`failed_closed_reason` set) when the ids do not
     re-encode. `public_ranges`: [start, end) character offsets into the prompt's text (its
     ids decoded) that the operator declares public; a range outside the text raises a
-    ValueError."""
+    ValueError. `known_clean`: as `mask_prompt`'s."""
     ids = list(token_ids)
     text = tokenizer.decode(ids, skip_special_tokens=False)
     for start, end in public_ranges:
@@ -38,7 +40,7 @@ def mask_token_ids(request_id: str, tenant: str, token_ids: Sequence[int],
         return ServedRequest(request_id, tenant, as_token_ids(ids),
                              np.ones(len(ids), dtype=np.bool_), "token ids do not re-encode",
                              np.zeros(len(ids), dtype=np.bool_))
-    return mask_prompt(request_id, tenant, text, encoding, policy, public_ranges)
+    return mask_prompt(request_id, tenant, text, encoding, policy, public_ranges, known_clean)
 
 
 def parse_public_ranges(value: Any) -> list[tuple[int, int]]:

@@ -37,6 +37,7 @@ from typing import Any
 from cacheprune.detectors import DetectionPolicy
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import RequestStatus, ServedRequest
+from cacheprune.serving.known_clean import KnownCleanText
 from cacheprune.vllm.cheap_first import goes_later
 from cacheprune.vllm.cold_probe import ColdProbe, Probe, Route
 from cacheprune.vllm.detection_thread import PENDING, DetectionThread, WaitBudget
@@ -100,6 +101,8 @@ class SchedulerSide:
         self._detection: DetectionThread[Admission] | None = \
             DetectionThread() if settings.detection_thread else None
         self._wait = WaitBudget()
+        self._known_clean = KnownCleanText(settings.publish_threshold) \
+            if settings.skip_known_clean else None
 
     # ---- admission -----------------------------------------------------------------------
 
@@ -266,7 +269,7 @@ class SchedulerSide:
         """Detection (the costly part): runs in the detection thread when it is on."""
         try:
             masked = mask_token_ids(request_id, tenant, prompt, self._tokenizer, self._policy,
-                                    public_ranges)
+                                    public_ranges, self._known_clean)
         except ValueError as error:
             logger.warning("cacheprune: request %s declares bad public ranges (%s); vLLM "
                            "computes it alone", request_id, error)

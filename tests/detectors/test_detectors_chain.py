@@ -254,6 +254,17 @@ def test_a_value_found_once_is_masked_wherever_it_recurs_as_a_whole_word() -> No
     assert found == sorted([(i, "Lukas") for i in lukas] + [(i, "ゆうこ") for i in yuko])
 
 
+def test_skipped_text_is_not_scanned_but_a_value_found_elsewhere_recurs_into_it() -> None:
+    text = "Lukas: hi\nthe office opens at nine; ask Lukas at the desk\nbring Lukas tomorrow"
+    skipped = (text.index("the office"), text.index("\nbring"))
+    chain = DetectorChain([FirstOnlyDetector(["Lukas"])], timeout_s=None)
+    found = sorted(s.start for s in chain.run(text, skipped=[skipped]).spans)
+    assert found == [i for i in range(len(text)) if text.startswith("Lukas", i)]
+    # The skipped text alone: nothing was scanned there, so nothing is found in it.
+    only_skipped = text[skipped[0]:skipped[1]]
+    assert chain.run(only_skipped, skipped=[(0, len(only_skipped))]).spans == []
+
+
 def test_a_verb_found_as_a_name_is_not_copied_and_nothing_without_whole_values() -> None:
     text = "Dear May, see you. May I ask? May said yes."
     chain = DetectorChain([FirstOnlyDetector(["May"])], timeout_s=None)

@@ -345,3 +345,25 @@ def test_the_loop_waits_no_longer_than_the_longest_recent_step(tokenizer):
     assert waited < 1.5 + 0.5
     assert answer is not None or waited >= 1.4  # answered, or waited out its budget
     threaded.close()
+
+
+def ordered_mask(side: SchedulerSide, req) -> list[bool]:
+    side.matched_tokens(req, 0)
+    side.after_alloc(req, [1, 2, 3], req.num_tokens - 1)
+    (order,) = side.build_orders().prefills
+    return order.request.private.tolist()
+
+
+def test_known_clean_text_is_skipped_after_the_threshold_and_masks_stay_the_same(tokenizer):
+    side, whole = make_side(tokenizer), make_side(tokenizer, skip_known_clean=False)
+    threshold = side._settings.publish_threshold
+    for index in range(threshold + 1):
+        secret = f"tenant{index}.moreau@example.com"
+        text = PROMPT.replace(SECRET, secret)
+        skipped = side._known_clean.skippable(text)
+        assert bool(skipped) == (index == threshold)  # only once enough tenants sent it
+        salt = f"tenant-{index}"
+        mask = ordered_mask(side, request(tokenizer, f"r{index}", salt, text))
+        assert mask == ordered_mask(whole, request(tokenizer, f"r{index}", salt, text))
+        assert secret_tokens(tokenizer, text, secret) <= {i for i, f in enumerate(mask) if f}
+    assert whole._known_clean is None
