@@ -128,6 +128,13 @@ class ProbeMonitor:
             self.cooling.set(sum(self._is_cooling(s, now) for s in self._tenants.values()))
         return cooling
 
+    def is_cooling(self, tenant: str) -> bool:
+        """Whether the tenant is served without cross-tenant reuse now (flagged within
+        `cooldown_s`), before its next request is observed."""
+        with self._lock:
+            state = self._tenants.get(tenant)
+            return state is not None and self._is_cooling(state, self._clock())
+
     def flagged_tenants(self) -> list[str]:
         """Tenants flagged so far and still remembered (for evaluations and operators)."""
         with self._lock:

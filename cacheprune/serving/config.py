@@ -62,6 +62,10 @@ class EngineConfig:
     # of its sharing domain sent it (the pool's publication threshold; 1: no threshold).
     # Operator-declared public ranges are exempt.
     publish_threshold: int = defaults.PUBLISH_THRESHOLD
+    # Detection skips the lines and sentences `publish_threshold` distinct tenants of the
+    # sharing domain sent with nothing detected in them (mode "cacheprune" only; see
+    # `known_clean`): a warm prompt is detected in a fraction of the time.
+    skip_known_clean: bool = True
     sender_count_ttl_s: float = defaults.SENDER_COUNT_TTL_S
     # How the shared backends store K and V (float16: half of float32; memory:// keeps
     # float32), and the prefill rate against which a slow read is skipped: the pool's

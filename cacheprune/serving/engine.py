@@ -32,6 +32,7 @@ from cacheprune.serving.baselines import FixedChunks, NoSharing, PrefixCaching
 from cacheprune.serving.config import EngineConfig
 from cacheprune.serving.context_free import ContextFreeSharing, declared_prefix_ids
 from cacheprune.serving.kernels import warm_kernels
+from cacheprune.serving.known_clean import KnownCleanText
 from cacheprune.serving.prompt import Prompt, PublicRange
 from cacheprune.serving.public_sharing import IsolatedSharing, PaperBaselineSharing
 from cacheprune.serving.record import RequestRecord, ScoredContinuation
@@ -83,6 +84,8 @@ class Engine:
         self.probe_monitor = (ProbeMonitor(self.config.probe_monitor)
                               if self.config.probe_monitor is not None else None)
         self._without_reuse = NoSharing()  # for tenants the probe monitor cools off
+        # Per sharing domain: the text enough of its tenants sent clean (detection skips it).
+        self._known_clean: dict[str, KnownCleanText] = {}
         self._request_numbers = itertools.count(1)
 
     @classmethod
@@ -235,7 +238,21 @@ class Engine:
         if not tenant:
             raise ValueError("tenant must be a non-empty string")
         return admit(f"req-{next(self._request_numbers)}", tenant, prompt, self.tokenizer,
-                     self.policy, public_ranges)
+                     self.policy, public_ranges, self._known_clean_for(tenant))
+
+    def _known_clean_for(self, tenant: str) -> KnownCleanText | None:
+        """What detection may skip for the tenant: its sharing domain's known-clean text,
+        where the pool's threshold applies (mode "cacheprune"); None for a tenant the probe
+        monitor cools off (whose requests count for nothing shared)."""
+        config = self.config
+        if not config.skip_known_clean or config.mode != "cacheprune" or (
+                self.probe_monitor is not None and self.probe_monitor.is_cooling(tenant)):
+            return None
+        domain = config.sharing_domain(tenant)
+        known = self._known_clean.get(domain)
+        if known is None:
+            known = self._known_clean[domain] = KnownCleanText(config.publish_threshold)
+        return known
 
     def cached_token_ids(self) -> list[TokenIds]:
         """Token ids of everything this engine's caches hold (the pool and the strategy's own):

@@ -187,10 +187,13 @@ def mask_prompt(request_id: str, tenant: str, text: str, encoding: Encoding,
 
 
 def admit(request_id: str, tenant: str, prompt: Prompt, tokenizer: ChatTokenizer,
-          policy: DetectionPolicy, public_ranges: Sequence[PublicRange] = ()) -> ServedRequest:
+          policy: DetectionPolicy, public_ranges: Sequence[PublicRange] = (),
+          known_clean: KnownCleanText | None = None) -> ServedRequest:
     """`prompt` rendered (`render`, which raises on bad input), tokenized with only the template
-    emitting control tokens, and masked (`mask_prompt`): the own engine's admission, for
-    whoever must see a prompt exactly as the engine does (the evaluation's bound and probes)."""
+    emitting control tokens, and masked (`mask_prompt`, with `known_clean`): the own engine's
+    admission, for whoever must see a prompt exactly as the engine does (the evaluation's
+    bound and probes)."""
     rendered = render(tokenizer, prompt, public_ranges)
     encoding = tokenizer.encode_prompt(rendered.text, rendered.untrusted)
-    return mask_prompt(request_id, tenant, rendered.text, encoding, policy, rendered.public)
+    return mask_prompt(request_id, tenant, rendered.text, encoding, policy, rendered.public,
+                       known_clean)

@@ -33,6 +33,7 @@ from cacheprune.engine import (
 )
 from cacheprune.models import ChatTokenizer
 from cacheprune.serving import ServedRequest, admit
+from cacheprune.serving.known_clean import KnownCleanText
 from eval.bound.reference import ReferenceKV
 from eval.bound.sources import PromptSources, TokenKey, prompt_sources
 from eval.workload import Request
@@ -73,6 +74,8 @@ class OracleBound:
         self._first_seen: dict[TokenKey, int] = {}
         self._senders: dict[TokenKey, set[str]] = {}
         self._published: dict[TokenKey, int] = {}  # the reusable ones
+        # The text detection skips, as the engine's (`EngineConfig.skip_known_clean`).
+        self._known_clean = KnownCleanText(threshold)
 
     def serve(self, request: Request, warm: bool,
               reference: ReferenceKV | None = None) -> BoundRecord | None:
@@ -136,9 +139,10 @@ class OracleBound:
 
     def _admit(self, request: Request) -> ServedRequest:
         """The prompt admitted as the engine admits it (`admit`: rendered, tokenized and
-        scanned; on the clock when the bound is timed: the engine pays for it too)."""
+        scanned but for the text `threshold` tenants sent clean before; on the clock when the
+        bound is timed: the engine pays for it too)."""
         return admit(request.request_id, request.tenant, request.messages, self.tokenizer,
-                     self.policy, request.public_char_ranges)
+                     self.policy, request.public_char_ranges, self._known_clean)
 
 
 def _is_document(key: TokenKey) -> bool:

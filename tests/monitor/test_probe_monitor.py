@@ -79,8 +79,10 @@ def test_a_flagged_tenant_cools_off_then_comes_back():
         clock.now += 1
         verdicts.append(monitor.observe("m", np.array(DOCUMENT + [step]), "p"))
     assert verdicts == [False, False, False, True]
+    assert monitor.is_cooling("m") and not monitor.is_cooling("someone-else")
     assert not monitor.observe("someone-else", np.array(DOCUMENT + [9]), "o")
     clock.now += 61
+    assert not monitor.is_cooling("m")
     assert not monitor.observe("m", np.array(QUESTIONS[0] * 3), "later")
 
 

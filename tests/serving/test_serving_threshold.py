@@ -86,3 +86,23 @@ def test_one_attacker_account_reads_the_value_only_without_a_threshold(
         assert right > wrong, "without a threshold the right guess must show"
     else:
         assert right == wrong, "one account must not tell the right guess from a wrong one"
+
+
+def test_known_clean_text_is_skipped_from_the_kth_tenant_on_with_the_same_masks_and_hits(
+        default_model):
+    policy = load_policy(None)
+    model, tokenizer = default_model
+    skipping = Engine(model, tokenizer, policy, EngineConfig(publish_threshold=3))
+    scanning = Engine(model, tokenizer, policy,
+                      EngineConfig(publish_threshold=3, skip_known_clean=False))
+    for index, (tenant, code) in enumerate(CODES.items()):
+        known = skipping._known_clean_for(tenant)
+        assert known is not None and scanning._known_clean_for(tenant) is None
+        # The document is skipped once three tenants sent it: for the fourth one only.
+        assert bool(known.skippable(DOCUMENT)) == (index == 3), tenant
+        fast, whole = (engine.generate(tenant, _messages(code), ONE_TOKEN)
+                       for engine in (skipping, scanning))
+        assert (fast.num_private, fast.num_hit_tokens, fast.num_published_tokens) == \
+            (whole.num_private, whole.num_hit_tokens, whole.num_published_tokens), tenant
+    other_mode = Engine(model, tokenizer, policy, EngineConfig(mode="no_sharing"))
+    assert other_mode._known_clean_for("victim") is None
