@@ -36,7 +36,7 @@ CHUNK_END = re.compile(r"\n|[.!?](?:[\"')\]]*)[ \t]+")
 # Characters scanned at each edge of a skipped run, with the unknown text beside it: a short
 # chunk (a form's label, a greeting) between unknown ones is never skipped.
 CONTEXT_CHARS = 200
-MAX_CHUNKS = 1 << 17
+MAX_CHUNKS = 1 << 16  # about 800 documents of 80 sentences; ~410 bytes each (26 MiB)
 
 
 def chunks(text: str) -> list[CharRange]:
