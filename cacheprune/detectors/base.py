@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+import regex
 
 
 class DetectorConfigError(ValueError):
@@ -66,3 +69,16 @@ class Detector:
         the policy file that points at it did not change.
         """
         return {}
+
+
+def cut_after(pattern: re.Pattern[str] | regex.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """[start, end) of the pieces of `text` cut after each match of `pattern` (sentences,
+    lines...), in order, covering it: what a match holds belongs to the piece on its left."""
+    pieces = []
+    start = 0
+    for match in pattern.finditer(text):
+        pieces.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        pieces.append((start, len(text)))
+    return pieces

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
+from cacheprune.detectors.base import cut_after
 from cacheprune.detectors.name_gazetteer import COMMON_RANK, MAX_RANK, load_gazetteer
 from cacheprune.detectors.name_streets import StreetWords
 from cacheprune.detectors.name_tokens import NAME_NOUN_RANK, WORD, WordReader
@@ -73,7 +74,7 @@ class NameCandidates:
         original_starts: list[int] = []
         lengths: list[int] = []
         cursor = 0
-        for start, end in _sentences(text):
+        for start, end in cut_after(_SENTENCE_END, text):  # spaces go left
             if not self._may_hold_a_name(text[start:end]):
                 continue
             if pieces and original_starts[-1] + lengths[-1] == start:
@@ -130,18 +131,6 @@ def other_stop_words() -> frozenset[str]:
     for language in _OTHER_LANGUAGES:
         words |= importlib.import_module(f"spacy.lang.{language}.stop_words").STOP_WORDS
     return frozenset(w.casefold() for w in words if len(w) > 1) - {w.casefold() for w in ENGLISH}
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """[start, end) of each sentence; the whitespace between sentences belongs to the left one."""
-    bounds = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        bounds.append((start, match.end()))
-        start = match.end()
-    if start < len(text):
-        bounds.append((start, len(text)))
-    return bounds
 
 
 class PlausibleName:

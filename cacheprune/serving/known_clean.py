@@ -28,7 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-from cacheprune.detectors.base import Span
+from cacheprune.detectors.base import Span, cut_after
 from cacheprune.detectors.chain import CharRange
 
 # A chunk ends after a line end, or after a sentence's end mark and the spaces that follow it.
@@ -42,13 +42,7 @@ MAX_CHUNKS = 1 << 16  # about 800 documents of 80 sentences; ~410 bytes each (26
 def chunks(text: str) -> list[CharRange]:
     """The text's chunks, in order, covering it: each ends after a line end or a sentence's
     end mark and its spaces (the last one at the text's end)."""
-    found, start = [], 0
-    for match in CHUNK_END.finditer(text):
-        found.append((start, match.end()))
-        start = match.end()
-    if start < len(text):
-        found.append((start, len(text)))
-    return found
+    return cut_after(CHUNK_END, text)
 
 
 class KnownCleanText:

@@ -88,9 +88,12 @@ def test_rows_split_in_parts_equal_full_forward(default_model):
     positions = computed.nonzero().squeeze(1)
     assert torch.equal(reused.computed_positions, positions)
     assert _Layout.of(positions, n).parts, "the pass runs in parts"
-    # NOTE: row 1's logits reach 27 in magnitude; float32 summation order alone puts the same
-    # plan under one explicit mask 4.9e-3 off the plain forward there (parts: 3.3e-3).
-    torch.testing.assert_close(reused.logits, model.logits(ids)[computed], atol=1e-2, rtol=0)
+    # NOTE: row 1's logits reach 27-32 in magnitude; float32 summation order alone puts the
+    # same plan under one explicit mask 4.9e-3 off the plain forward there on one machine
+    # (parts: 3.3e-3), 3.1e-2 on another (parts: 2.5e-2): 1e-3 of the row's largest logit.
+    expected = model.logits(ids)[computed]
+    row_scale = expected.abs().amax(dim=1, keepdim=True)
+    assert ((reused.logits - expected).abs() <= 1e-2 + 1e-3 * row_scale).all()
     torch.testing.assert_close(reused.keys, full.keys, atol=ATOL, rtol=0)
     torch.testing.assert_close(reused.values, full.values, atol=ATOL, rtol=0)
     last_only = model.prefill(PrefillPlan(ids, spans))  # the last row's logits alone

@@ -11,7 +11,8 @@ import torch
 
 from cacheprune.detectors import load_policy
 from cacheprune.engine import PrefillPlan
-from cacheprune.serving import Engine, EngineConfig, SamplingParams
+from cacheprune.serving import Engine, EngineConfig, SamplingParams, mask_prompt
+from cacheprune.serving.known_clean import KnownCleanText
 from eval.bound import BoundRecord, KeepReferenceKV, OracleBound, prompt_sources, share_of_bound
 from eval.data import load_documents, project_data_dir
 from eval.workload import WorkloadConfig, build_requests
@@ -91,10 +92,14 @@ def served(default_model):
     for request in requests:
         oracle.serve(request, warm=request.doc_id in documents_seen)
         documents_seen.add(request.doc_id)
+    # The masks as the engine makes them: detection skips what the threshold's tenants (here
+    # one) sent clean before (`EngineConfig.skip_known_clean`).
+    known = KnownCleanText(threshold=1)
     masks = []
     for request in requests:
         text = tokenizer.render_chat(request.messages)
-        masks.append(policy.mask(text, tokenizer.encode(text).offsets).mask)
+        masks.append(mask_prompt(request.request_id, request.tenant, text,
+                                 tokenizer.encode(text), policy, (), known).private)
     return requests, oracle, masks
 
 
