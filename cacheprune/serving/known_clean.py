@@ -10,10 +10,12 @@ different profiles), the distinct tenants whose detection found nothing in it. O
 the chunks within `CONTEXT_CHARS` of each edge of a run of such chunks, which are scanned with
 the text around them so that a label just before (or a value just after) keeps its context.
 
-Why this leaks nothing the pool does not: a chunk is skipped only after `threshold` distinct
-tenants sent it and no detector flagged any of it in their prompts; the pool shares such text
-once the same number of tenants sent it, so the time detection saves tells a prober no more
-than a hit does. A chunk in which any detection flags anything forgets its tenants (and must
+What it leaks: a chunk is skipped only after `threshold` distinct tenants sent it and no
+detector flagged any of it in their prompts; the pool shares such text once the same number
+of tenants sent it, so while the pool holds it, the time detection saves tells a prober no
+more than a hit does. NOTE: the counts here do not expire as the pool's do (a sender counts
+for `SENDER_COUNT_TTL_S`, an entry lives `POOL_TTL_S`, the budget evicts): after the pool
+forgot a stretch, the saved time still tells that `threshold` tenants once sent it. A chunk in which any detection flags anything forgets its tenants (and must
 be sent clean by `threshold` tenants again); text that was not scanned (the operator's public
 ranges, skipped text) is never counted. The memory is bounded (least recently used chunks go
 first) and holds digests, never text.
@@ -21,7 +23,6 @@ first) and holds digests, never text.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import re
 import threading
@@ -30,9 +31,10 @@ from collections.abc import Iterable, Sequence
 
 from cacheprune.detectors.base import Span, cut_after
 from cacheprune.detectors.chain import CharRange
+from cacheprune.detectors.mask import token_mask
 
 # A chunk ends after a line end, or after a sentence's end mark and the spaces that follow it.
-CHUNK_END = re.compile(r"\n|[.!?](?:[\"')\]]*)[ \t]+")
+CHUNK_END = re.compile(r"\n|[.!?][\"')\]]*[ \t]+")
 # Characters scanned at each edge of a skipped run, with the unknown text beside it: a short
 # chunk (a form's label, a greeting) between unknown ones is never skipped.
 CONTEXT_CHARS = 200
@@ -94,14 +96,18 @@ class KnownCleanText:
         """The tenant's detection over `text` found `spans`, scanning all of it but
         `unscanned`: count the tenant for each chunk it scanned wholly with nothing found, and
         forget the tenants of each chunk where something was found."""
-        flagged = _merged((span.start, span.end) for span in spans)
-        skipped = _merged(unscanned)
+        bounds = chunks(text)
+        # A chunk holds a flagged (an unscanned) character as a token would (`token_mask`).
+        flagged = token_mask(spans, bounds)
+        skipped = token_mask([Span("UNSCANNED", start, end, 0.0, "known_clean")
+                              for start, end in unscanned if end > start], bounds)
         with self._lock:
-            for start, end in chunks(text):
-                if _overlaps(start, end, skipped):
+            for (start, end), was_flagged, was_skipped in zip(bounds, flagged, skipped,
+                                                             strict=True):
+                if was_skipped:
                     continue
                 digest = _digest(text[start:end])
-                if _overlaps(start, end, flagged):
+                if was_flagged:
                     self._tenants.pop(digest, None)
                 else:
                     self._count(digest, tenant)
@@ -124,20 +130,3 @@ class KnownCleanText:
 
 def _digest(chunk: str) -> bytes:
     return hashlib.blake2b(chunk.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
-def _merged(ranges: Iterable[CharRange]) -> list[CharRange]:
-    """The ranges' union, as disjoint ranges in order."""
-    merged: list[CharRange] = []
-    for start, end in sorted(ranges):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _overlaps(start: int, end: int, merged: Sequence[CharRange]) -> bool:
-    """Whether [start, end) overlaps any of the disjoint, ordered `merged` ranges."""
-    index = bisect.bisect_left(merged, (end,))  # the ranges that start before `end`
-    return index > 0 and merged[index - 1][1] > start
