@@ -11,14 +11,15 @@ the chunks within `CONTEXT_CHARS` of each edge of a run of such chunks, which ar
 the text around them so that a label just before (or a value just after) keeps its context.
 
 What it leaks: a chunk is skipped only after `threshold` distinct tenants sent it and no
-detector flagged any of it in their prompts; the pool shares such text once the same number
-of tenants sent it, so while the pool holds it, the time detection saves tells a prober no
-more than a hit does. NOTE: the counts here do not expire as the pool's do (a sender counts
-for `SENDER_COUNT_TTL_S`, an entry lives `POOL_TTL_S`, the budget evicts): after the pool
-forgot a stretch, the saved time still tells that `threshold` tenants once sent it. A chunk in which any detection flags anything forgets its tenants (and must
-be sent clean by `threshold` tenants again); text that was not scanned (the operator's public
-ranges, skipped text) is never counted. The memory is bounded (least recently used chunks go
-first) and holds digests, never text.
+detector flagged any of it in their prompts; the pool shares such text once the same number of
+tenants sent it, so while the pool holds it, the time detection saves tells a prober no more
+than a hit does. NOTE: the counts here do not expire as the pool's do (a sender counts for
+`SENDER_COUNT_TTL_S`, an entry lives `POOL_TTL_S`, the budget evicts): after the pool forgot a
+stretch, the saved time still tells that `threshold` tenants once sent it. A chunk in which any
+detection flags anything forgets its tenants (and must be sent clean by `threshold` tenants
+again); text that was not scanned (the operator's public ranges, skipped text) is never
+counted. The memory is bounded (least recently used chunks go first) and holds digests, never
+text.
 """
 
 from __future__ import annotations
