@@ -59,8 +59,9 @@ class ConnectorSettings(BaseModel):
     `skip_known_clean`: detection skips the lines and sentences that `publish_threshold`
     distinct tenants sent with nothing detected in them, but for some context at each edge
     (`cacheprune.serving.known_clean`): while the pool holds that text, the time it saves
-    tells a prober no more than a hit on it does (its counts do not expire as the pool's do). On (the default): a prompt about a document others sent is detected
-    in a fraction of the time; off: every prompt is detected whole.
+    tells a prober no more than a hit on it does (its counts do not expire as the pool's do).
+    On (the default): a prompt about a document others sent is detected in a fraction of the
+    time; off: every prompt is detected whole.
     `publisher_weights`: what the worker's background threads (the publisher, and the loader
     of `async_load`) compute with. "copy": their own float32 copy of the model's weights, read
     from the model's folder at start-up (memory: the weights once more), so that they never
